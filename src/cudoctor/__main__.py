@@ -1,0 +1,5 @@
+import sys
+
+from cudoctor.cli import main
+
+sys.exit(main())

@@ -1,0 +1,99 @@
+"""Checks: small pure functions, Snapshot in, Findings out. No I/O.
+
+The engine, not the check, handles missing facts: a required fact that is absent skips the
+check (it does not apply), one that is unknown or failed makes the result `unknown`, and a
+check that raises becomes `crashed` while the others still run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import traceback
+from collections.abc import Callable, Iterable, Sequence
+
+from cudoctor import knowledge
+from cudoctor.model import CheckResult, Finding, Severity, Snapshot, Status
+
+CheckFn = Callable[[Snapshot], list[Finding]]
+
+
+@dataclasses.dataclass(frozen=True)
+class Check:
+    id: str
+    cause: str
+    layer: str
+    requires: tuple[str, ...]
+    fn: CheckFn
+    doc: str
+
+
+REGISTRY: list[Check] = []
+
+
+def check(check_id: str, cause: str, layer: str, requires: Sequence[str] = ()) -> Callable[[CheckFn], CheckFn]:
+    """Register a check; its docstring is what `cudoctor check --list-checks` prints."""
+
+    def wrap(fn: CheckFn) -> CheckFn:
+        if any(c.id == check_id for c in REGISTRY):
+            raise ValueError(f"duplicate check id {check_id}")
+        REGISTRY.append(Check(check_id, cause, layer, tuple(requires), fn, (fn.__doc__ or "").strip()))
+        return fn
+
+    return wrap
+
+
+def finding(
+    check_id: str,
+    cause: str,
+    severity: Severity,
+    title: str,
+    layer: str,
+    evidence: Iterable[str] = (),
+    fix: Iterable[str] = (),
+    confidence: str = "certain",
+    subject: str = "",
+) -> Finding:
+    """A Finding whose explanation, generic fix steps and references come from causes.toml."""
+    text = knowledge.cause(cause)
+    steps = list(fix) + [s for s in text["fix"] if s not in fix]
+    return Finding(
+        id=check_id,
+        cause=cause,
+        severity=severity,
+        title=title,
+        layer=layer,
+        evidence=tuple(evidence),
+        why=text["why"],
+        fix=tuple(steps),
+        references=tuple(text["references"]),
+        confidence=confidence,
+        subject=subject,
+    )
+
+
+def _load_all() -> None:
+    from cudoctor.checks import build, cpu, driver, env, libs, memory, toolchain  # noqa: F401
+
+
+def all_checks() -> list[Check]:
+    _load_all()
+    return list(REGISTRY)
+
+
+def run_one(chk: Check, snap: Snapshot) -> CheckResult:
+    statuses = {key: snap.status(key) for key in chk.requires}
+    if any(s is Status.ABSENT for s in statuses.values()):
+        return CheckResult(chk.id, "skipped", detail="not applicable: " + ", ".join(k for k, s in statuses.items() if s is Status.ABSENT))
+    missing = [k for k, s in statuses.items() if s is not Status.KNOWN]
+    if missing:
+        return CheckResult(chk.id, "unknown", detail="facts not available: " + ", ".join(missing))
+    try:
+        found = chk.fn(snap)
+    except Exception as exc:  # a check bug must not take the run down
+        return CheckResult(chk.id, "crashed", detail=f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=4)}")
+    return CheckResult(chk.id, "findings" if found else "ok", tuple(found))
+
+
+def run_checks(snap: Snapshot, only: Sequence[str] = (), ignore: Sequence[str] = ()) -> list[CheckResult]:
+    chosen = [c for c in all_checks() if (not only or c.id in only) and c.id not in ignore]
+    return [run_one(c, snap) for c in chosen]

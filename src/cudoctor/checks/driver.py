@@ -1,0 +1,142 @@
+"""Driver ↔ framework and driver ↔ process-visibility contracts."""
+
+from __future__ import annotations
+
+from cudoctor import knowledge, versions
+from cudoctor.checks import check, finding, view
+from cudoctor.model import Finding, Severity, Snapshot
+
+LAYER = "GPU & driver"
+
+
+@check("driver-too-old", "driver-too-old", LAYER, requires=("driver.version",))
+def driver_too_old(snap: Snapshot) -> list[Finding]:
+    """The driver is older than the CUDA a framework build needs (minor-version compatibility aware)."""
+    driver = str(snap.value("driver.version"))
+    dv = versions.parse(driver)
+    driver_cuda = snap.value("driver.cuda_version")
+    out = []
+    for name, info in view.cuda_frameworks(snap):
+        floor = knowledge.driver_floor(str(info["cuda"]))
+        if dv is None or floor is None:
+            continue
+        need, rule = floor
+        need_v = versions.parse(need)
+        if need_v is None or versions.at_least(dv, need_v):
+            continue
+        supported = driver_cuda or knowledge.max_cuda_for_driver(driver) or "?"
+        mm = versions.major_minor(str(info["cuda"])) or (0, 0)
+        out.append(finding(
+            "driver-too-old", "driver-too-old", Severity.ERROR,
+            f"Driver {driver} (supports CUDA {supported}) is too old for {view.describe(name, info)}: {rule}",
+            LAYER,
+            evidence=[f"driver.version = {driver}", f"framework.{name}.cuda = {info['cuda']}"],
+            fix=[_downgrade_hint(name, supported, mm), f"Or upgrade the NVIDIA driver to {need} or newer"],
+        ))
+    return out
+
+
+def _downgrade_hint(name: str, driver_cuda: str, built: versions.Version) -> str:
+    if name == "torch":
+        target = {11: "cu118", 12: "cu126"}.get((versions.major_minor(driver_cuda) or (0, 0))[0], "cu118")
+        return f"Install a PyTorch build for the CUDA your driver supports ({driver_cuda}): pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/{target}"
+    if name == "jax":
+        return "Install JAX for the CUDA your driver supports: pip install -U 'jax[cuda12]' (needs driver >= 525.60.13)"
+    return f"Install a {view.LABEL.get(name, name)} build made for CUDA {driver_cuda} or older (built with {versions.fmt(built)})"
+
+
+@check("no-gpu-visible", "no-gpu-visible", LAYER)
+def no_gpu_visible(snap: Snapshot) -> list[Finding]:
+    """A CUDA framework is installed but the process cannot see any GPU (no driver, hidden, bad index)."""
+    builds = view.cuda_frameworks(snap)
+    if not builds:
+        return []
+    env = view.env(snap)
+    names = ", ".join(view.describe(n, i) for n, i in builds)
+    cvd = env.get("CUDA_VISIBLE_DEVICES")
+    devices = snap.value("gpu.devices")
+    if cvd is not None and cvd.strip() in ("", "-1", "none", "NoDevFiles"):
+        return [finding(
+            "cuda-visible-devices-hides-gpus", "no-gpu-visible", Severity.ERROR,
+            f"CUDA_VISIBLE_DEVICES={cvd!r} hides every GPU from {names}", LAYER,
+            evidence=[f"env:CUDA_VISIBLE_DEVICES = {cvd!r}"], fix=["unset CUDA_VISIBLE_DEVICES (or export CUDA_VISIBLE_DEVICES=0)"],
+        )]
+    if isinstance(devices, list) and devices and cvd:
+        bad = _bad_indices(cvd, len(devices))
+        if bad:
+            return [finding(
+                "cuda-visible-devices-bad-index", "no-gpu-visible", Severity.ERROR,
+                f"CUDA_VISIBLE_DEVICES={cvd!r} names GPU {', '.join(bad)} but this machine has {len(devices)} GPU(s)", LAYER,
+                evidence=[f"env:CUDA_VISIBLE_DEVICES = {cvd!r}", f"gpu.devices: {len(devices)}"],
+                fix=[f"export CUDA_VISIBLE_DEVICES={','.join(str(i) for i in range(len(devices)))}"],
+            )]
+    if snap.status("driver.version").value == "absent":
+        pci = snap.value("gpu.pci") or []
+        what = f"{len(pci)} NVIDIA GPU(s) on the PCI bus but no NVIDIA driver is loaded" if pci else "no NVIDIA driver is installed and no GPU is visible"
+        return [finding(
+            "no-driver", "no-gpu-visible", Severity.ERROR if pci else Severity.WARNING,
+            f"{names} is installed, but {what}", LAYER,
+            evidence=[f"driver.version: {snap.get('driver.version').detail if snap.get('driver.version') else 'absent'}"] + [f"pci {p['slot']} driver={p['driver']}" for p in pci],
+            fix=["Install the NVIDIA driver (e.g. sudo apt install nvidia-driver-550) and reboot" if pci else "Run on a machine with an NVIDIA GPU, or install the CPU build to save disk space"],
+        )]
+    return []
+
+
+def _bad_indices(cvd: str, count: int) -> list[str]:
+    bad = []
+    for part in cvd.split(","):
+        part = part.strip()
+        if part.isdigit() and int(part) >= count:
+            bad.append(part)
+    return bad
+
+
+CUINIT = {
+    100: ("no-gpu-visible", "cuInit returned CUDA_ERROR_NO_DEVICE (100): the driver sees no usable GPU"),
+    803: ("driver-too-old", "cuInit returned 803 (system driver mismatch): a cuda-compat libcuda does not match the kernel driver"),
+    804: ("driver-too-old", "cuInit returned 804: forward compatibility (cuda-compat) was attempted on a GPU that does not support it"),
+    999: ("no-gpu-visible", "cuInit returned CUDA_ERROR_UNKNOWN (999): often a driver left broken by suspend/resume or a stale nvidia_uvm"),
+}
+
+
+@check("cuinit-failed", "no-gpu-visible", LAYER, requires=("driver.cuinit",))
+def cuinit_failed(snap: Snapshot) -> list[Finding]:
+    """cuInit failed in a clean child process: the driver API itself cannot start."""
+    rc = snap.value("driver.cuinit")
+    if rc in (0, None) or rc not in CUINIT:
+        return []
+    cause, text = CUINIT[int(rc)]
+    return [finding("cuinit-failed", cause, Severity.ERROR, text, LAYER, evidence=[f"driver.cuinit = {rc}"])]
+
+
+@check("nvml-driver-mismatch", "no-gpu-visible", LAYER, requires=("driver.nvml_error",))
+def nvml_driver_mismatch(snap: Snapshot) -> list[Finding]:
+    """NVML cannot talk to the kernel driver (library/driver version mismatch after an upgrade)."""
+    err = str(snap.value("driver.nvml_error"))
+    if "mismatch" not in err.lower():
+        return []
+    return [finding(
+        "nvml-driver-mismatch", "no-gpu-visible", Severity.ERROR,
+        "NVIDIA user-space libraries and the loaded kernel module have different versions (driver upgraded without reboot)", LAYER,
+        evidence=[f"nvmlInit: {err}"], fix=["Reboot, or reload the modules: sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia"],
+    )]
+
+
+@check("toolkit-newer-than-driver", "driver-too-old", LAYER, requires=("driver.version", "cuda.toolkits"))
+def toolkit_newer_than_driver(snap: Snapshot) -> list[Finding]:
+    """An installed CUDA toolkit needs a newer driver than the one installed: what it builds will not run."""
+    driver = str(snap.value("driver.version"))
+    dv = versions.parse(driver)
+    out = []
+    for tk in snap.value("cuda.toolkits") or []:
+        floor = knowledge.driver_floor(str(tk.get("version") or ""))
+        need_v = versions.parse(floor[0]) if floor else None
+        if dv is None or floor is None or need_v is None or versions.at_least(dv, need_v):
+            continue
+        out.append(finding(
+            "toolkit-newer-than-driver", "driver-too-old", Severity.WARNING,
+            f"CUDA toolkit {tk.get('version')} ({tk.get('root')}) needs driver >= {floor[0]}, but the driver is {driver}",
+            LAYER, evidence=[f"driver.version = {driver}", f"toolkit {tk.get('root')}: CUDA {tk.get('version')}", floor[1]],
+            fix=[f"Upgrade the NVIDIA driver to {floor[0]} or newer, or use a toolkit no newer than CUDA {snap.value('driver.cuda_version') or knowledge.max_cuda_for_driver(driver)}"],
+        ))
+    return out

@@ -1,0 +1,117 @@
+"""Process settings: CUDA_HOME / CUDA_PATH / PATH / LD_LIBRARY_PATH against what is installed."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from typing import Any
+
+from cudoctor import versions
+from cudoctor.checks import check, finding, view
+from cudoctor.model import Finding, Severity, Snapshot
+
+LAYER = "Environment"
+CUDA_WORDS = re.compile(r"cuda|cudnn|nvidia|cublas|nccl", re.I)
+
+
+def _toolkit_roots(snap: Snapshot) -> list[str]:
+    return sorted({str(t.get("root")) for t in snap.value("cuda.toolkits") or []} | {str(t.get("realpath")) for t in snap.value("cuda.toolkits") or []})
+
+
+@check("env-path-missing", "env-path-misconfig", LAYER, requires=("env.paths",))
+def env_path_missing(snap: Snapshot) -> list[Finding]:
+    """CUDA_HOME / CUDA_PATH name a directory that does not exist; CUDA-looking PATH / LD_LIBRARY_PATH entries that do not exist or cannot be read."""
+    out = []
+    roots = _toolkit_roots(snap)
+    for var, entries in sorted((snap.value("env.paths") or {}).items()):
+        for e in entries:
+            path = str(e["path"])
+            single = var not in ("PATH", "LD_LIBRARY_PATH")
+            if not single and not CUDA_WORDS.search(path):
+                continue
+            if e.get("exists") and e.get("readable", True):
+                continue
+            problem = "does not exist" if not e.get("exists") else "cannot be read by this user"
+            hint = _closest(path, roots)
+            fix = [f"export {var}={hint}" if single and hint else f"Remove {path} from {var}"]
+            if hint and not single:
+                fix.append(f"Did you mean {hint}?")
+            out.append(finding(
+                f"env-{var.lower().replace('_', '-')}-missing", "env-path-misconfig",
+                Severity.ERROR if single else Severity.WARNING,
+                f"{var} entry {path} {problem}" + (f" (installed toolkit: {hint})" if hint else ""), LAYER,
+                evidence=[f"env:{var} = {view.env(snap).get(var, path)}"] + [f"toolkit found at {r}" for r in roots[:3]], fix=fix,
+            ))
+    return out
+
+
+def _closest(path: str, roots: list[str]) -> str | None:
+    if not roots:
+        return None
+    base = path.rstrip("/")
+    for suffix in ("/lib64", "/lib", "/bin"):
+        if base.endswith(suffix):
+            base = base[: -len(suffix)]
+            hit = difflib.get_close_matches(base, roots, n=1, cutoff=0.5)
+            return hit[0] + suffix if hit else None
+    hit = difflib.get_close_matches(base, roots, n=1, cutoff=0.5)
+    return hit[0] if hit else None
+
+
+def _toolkit_for(path: str, snap: Snapshot) -> dict[str, Any] | None:
+    real = os.path.realpath(path) if os.path.isabs(path) else path
+    for tk in snap.value("cuda.toolkits") or []:
+        if real in (tk.get("realpath"), tk.get("root")) or real.startswith(str(tk.get("realpath")) + "/"):
+            return dict(tk)
+    return None
+
+
+@check("cuda-home-not-path-toolkit", "multiple-toolkits", LAYER, requires=("cuda.path_tools", "cuda.toolkits"))
+def cuda_home_not_path_toolkit(snap: Snapshot) -> list[Finding]:
+    """CUDA_HOME / CUDA_PATH and the nvcc first on PATH belong to different toolkit versions."""
+    env = view.env(snap)
+    nvcc = ((snap.value("cuda.path_tools") or {}).get("nvcc") or {}).get("resolved")
+    path_tk = _toolkit_for(os.path.dirname(os.path.dirname(nvcc)), snap) if nvcc else None
+    out = []
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if not env.get(var) or path_tk is None:
+            continue
+        home_tk = _toolkit_for(env[var], snap)
+        if home_tk is None or home_tk.get("realpath") == path_tk.get("realpath"):
+            continue
+        hv, pv = versions.major_minor(home_tk.get("version")), versions.major_minor(path_tk.get("version"))
+        if hv == pv:
+            continue
+        out.append(finding(
+            f"{var.lower().replace('_', '-')}-not-path-toolkit", "multiple-toolkits", Severity.WARNING,
+            f"{var} is CUDA {home_tk.get('version')} ({env[var]}) but nvcc on PATH is CUDA {path_tk.get('version')} ({nvcc}): builds mix two toolkits",
+            LAYER, evidence=[f"env:{var} = {env[var]}", f"PATH nvcc -> {nvcc}"],
+            fix=[f"export PATH={home_tk.get('root')}/bin:$PATH", f"or export {var}={path_tk.get('root')}"],
+        ))
+    return out
+
+
+@check("toolkits-shadow-on-path", "multiple-toolkits", LAYER, requires=("cuda.path_tools", "cuda.toolkits"))
+def toolkits_shadow_on_path(snap: Snapshot) -> list[Finding]:
+    """Two different toolkits' nvcc/ptxas are on PATH and an older one comes first."""
+    tools = snap.value("cuda.path_tools") or {}
+    out = []
+    for tool in ("ptxas", "nvcc"):
+        hits = (tools.get(tool) or {}).get("all") or []
+        tks = [_toolkit_for(os.path.dirname(os.path.dirname(os.path.realpath(h))), snap) for h in hits]
+        vers = [(h, versions.parse((t or {}).get("version"))) for h, t in zip(hits, tks)]
+        vers = [(h, v) for h, v in vers if v]
+        if len(vers) < 2:
+            continue
+        first, fv = vers[0]
+        newest = max(vers, key=lambda hv: hv[1] or ())
+        if newest[1] and fv and versions.cmp(fv, newest[1]) < 0:
+            out.append(finding(
+                f"{tool}-older-first-on-path", "multiple-toolkits", Severity.WARNING,
+                f"{tool} {versions.fmt(fv)} ({first}) comes first on PATH, before {tool} {versions.fmt(newest[1])} ({newest[0]})",
+                LAYER, evidence=[f"{h}: {versions.fmt(v)}" for h, v in vers],
+                fix=[f"export PATH={os.path.dirname(newest[0])}:$PATH"],
+            ))
+            break
+    return out

@@ -1,0 +1,135 @@
+"""Framework ↔ CUDA library contracts: missing libraries, shadowed copies, cuDNN and CUDA versions."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from cudoctor import knowledge, versions
+from cudoctor.checks import check, finding, view
+from cudoctor.model import Finding, Severity, Snapshot
+
+LAYER = "CUDA toolkits & libraries"
+
+
+def _lib_cause(soname: str) -> str:
+    return "cudnn-mismatch" if soname.startswith("libcudnn") else "cuda-libs-missing"
+
+
+@check("cuda-libs-missing", "cuda-libs-missing", LAYER)
+def cuda_libs_missing(snap: Snapshot) -> list[Finding]:
+    """A CUDA library a framework build loads cannot be resolved by the dynamic loader."""
+    out = []
+    for name, info in view.cuda_frameworks(snap):
+        missing = sorted({n for n, r in (info.get("libs") or {}).items() if not r.get("path")})
+        missing += sorted({m["name"] for m in info.get("missing_needed") or [] if view.CUDA_LIB.match(m["name"])} - set(missing))
+        for soname in missing:
+            cause = _lib_cause(soname)
+            out.append(finding(
+                f"lib-missing-{soname.split('.so')[0].removeprefix('lib')}", cause, Severity.ERROR,
+                f"{view.describe(name, info)} needs {soname}, which the loader cannot find", LAYER,
+                evidence=[f"searched: RPATH/RUNPATH of {name}, LD_LIBRARY_PATH={view.env(snap).get('LD_LIBRARY_PATH', '(unset)')}, ld.so cache"],
+                fix=[_wheel_for(soname)],
+            ))
+    return out
+
+
+def _wheel_for(soname: str) -> str:
+    base, _, major = soname.partition(".so.")
+    major = major.split(".")[0]
+    comp = {"libcudart": "cuda-runtime", "libcublas": "cublas", "libcublasLt": "cublas", "libcudnn": "cudnn", "libnccl": "nccl", "libnvJitLink": "nvjitlink", "libcufft": "cufft", "libcusparse": "cusparse", "libcusolver": "cusolver", "libcurand": "curand"}.get(base)
+    if comp is None:
+        return f"Install the library that provides {soname}"
+    if comp == "cudnn":
+        return f"pip install nvidia-cudnn-cu12  (provides {soname}; use -cu13 for CUDA 13 builds)"
+    if major in ("11", "12"):
+        return f"pip install nvidia-{comp}-cu{major}  (provides {soname})"
+    return f"pip install nvidia-{comp}  (CUDA 13 wheels install into nvidia/cu13/lib)"
+
+
+@check("library-shadowed", "multiple-toolkits", LAYER)
+def library_shadowed(snap: Snapshot) -> list[Finding]:
+    """LD_LIBRARY_PATH (or the ld cache) makes the loader pick another copy of a CUDA library than the framework's own."""
+    out = []
+    for name, info in view.cuda_frameworks(snap):
+        for soname, res in sorted((info.get("libs") or {}).items()):
+            hit = _shadow(soname, res, info)
+            if hit:
+                out.append(finding(
+                    f"shadowed-{soname.split('.so')[0].removeprefix('lib')}", "multiple-toolkits", Severity.WARNING,
+                    f"{view.describe(name, info)} would load {soname} from {hit[0]} ({res['via']}) instead of its own copy {hit[1]}", LAYER,
+                    evidence=[f"{soname}: {c[0]} via {c[1]}" for c in res.get("candidates", [])],
+                    fix=[f"Remove {os.path.dirname(hit[0])} from LD_LIBRARY_PATH (or unset LD_LIBRARY_PATH)"],
+                ))
+    return out
+
+
+def _shadow(soname: str, res: dict[str, Any], info: dict[str, Any]) -> tuple[str, str] | None:
+    cands = res.get("candidates") or []
+    if not cands or res.get("via") not in ("LD_LIBRARY_PATH", "ldcache", "default"):
+        return None
+    site = os.path.dirname(str(info.get("location") or ""))
+    own = next((c for c in cands if c[1] in ("rpath", "runpath") or (site and c[0].startswith(site))), None)
+    if own is None or os.path.realpath(own[0]) == os.path.realpath(cands[0][0]):
+        return None
+    return cands[0][0], own[0]
+
+
+def _installed_cudnn(snap: Snapshot) -> list[tuple[str, str]]:
+    """(version, where) of every cuDNN we know of: pip wheels and stated versions."""
+    found = [(str(w["version"]), f"pip {w['name']}") for w in snap.value("python.nvidia_wheels") or [] if str(w.get("name", "")).startswith("nvidia-cudnn")]
+    found += [(str(v), "stated") for v in snap.value("cudnn.versions") or []]
+    return found
+
+
+@check("cudnn-version-mismatch", "cudnn-mismatch", LAYER)
+def cudnn_version_mismatch(snap: Snapshot) -> list[Finding]:
+    """The cuDNN installed has another major version than the framework build, or an older minor."""
+    installed = _installed_cudnn(snap)
+    out = []
+    for name, info in view.cuda_frameworks(snap):
+        want = info.get("cudnn")
+        if not want and name == "tensorflow":
+            row = knowledge.tf_build(str(info.get("version") or ""))
+            want = row["cudnn"] if row else None
+        wv = versions.parse(str(want)) if want else None
+        if wv is None or not installed:
+            continue
+        vs = [(versions.parse(v), v, where) for v, where in installed]
+        if any(v and v[0] == wv[0] and (len(wv) < 2 or versions.cmp(v[:2], wv[:2]) >= 0) for v, _, _ in vs):
+            continue
+        have = ", ".join(f"{v} ({where})" for _, v, where in vs)
+        out.append(finding(
+            "cudnn-version-mismatch", "cudnn-mismatch", Severity.ERROR,
+            f"{view.describe(name, info)} was built with cuDNN {want}, but the cuDNN found is {have}", LAYER,
+            evidence=[f"framework.{name}.cudnn = {want}", f"installed: {have}"],
+            fix=[f"pip install 'nvidia-cudnn-cu{versions.major_minor(str(info['cuda']))[0] if versions.major_minor(str(info['cuda'])) else 12}>={versions.fmt(wv[:2])}'"],  # type: ignore[index]
+        ))
+    return out
+
+
+@check("tf-cuda-mismatch", "cuda-libs-missing", LAYER, requires=("cuda.toolkits",))
+def tf_cuda_mismatch(snap: Snapshot) -> list[Finding]:
+    """TensorFlow's tested CUDA version is not the CUDA toolkit installed (and no pip CUDA wheels supply it)."""
+    tf = snap.value("framework.tensorflow")
+    toolkits = [t for t in snap.value("cuda.toolkits") or [] if t.get("version")]
+    if not isinstance(tf, dict) or tf.get("build") != "cuda" or not toolkits:
+        return []
+    row = knowledge.tf_build(str(tf.get("version") or ""))
+    if row is None:
+        return []
+    want = versions.major_minor(row["cuda"]) or (0, 0)
+    wheels = [w for w in snap.value("python.nvidia_wheels") or [] if str(w.get("name", "")).endswith(f"-cu{want[0]}")]
+    if wheels:
+        return []
+    exact = want[0] < 11  # before CUDA 11 TF loads libcudart.so.X.Y, an exact minor
+    have = [versions.major_minor(str(t["version"])) for t in toolkits]
+    if any(h and (h == want if exact else h[0] == want[0]) for h in have):
+        return []
+    have_s = ", ".join(str(t["version"]) for t in toolkits)
+    return [finding(
+        "tf-cuda-mismatch", "cuda-libs-missing", Severity.ERROR,
+        f"TensorFlow {tf.get('version')} is built for CUDA {row['cuda']} / cuDNN {row['cudnn']}, but the CUDA installed is {have_s}", LAYER,
+        evidence=[f"TensorFlow tested build: CUDA {row['cuda']}, cuDNN {row['cudnn']} ({row['source']})", f"cuda.toolkits: {have_s}"],
+        fix=[f"Install CUDA {row['cuda']} and cuDNN {row['cudnn']} (or a TensorFlow version built for CUDA {have_s})"],
+    )]

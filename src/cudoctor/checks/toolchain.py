@@ -1,0 +1,105 @@
+"""Run-time compiler contracts: ptxas / libdevice for XLA (TensorFlow, JAX) and Triton."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cudoctor import versions
+from cudoctor.checks import check, finding, view
+from cudoctor.model import Finding, Severity, Snapshot
+
+LAYER = "CUDA toolkits & libraries"
+XLA_FRAMEWORKS = ("tensorflow", "jax")
+
+
+def _xla_builds(snap: Snapshot) -> list[tuple[str, dict[str, Any]]]:
+    return [(n, i) for n, i in view.cuda_frameworks(snap) if n in XLA_FRAMEWORKS]
+
+
+def _path_ptxas(snap: Snapshot) -> tuple[str | None, versions.Version | None]:
+    """The ptxas a shell finds first on PATH, and its version (from the toolkit that owns it)."""
+    tools = snap.value("cuda.path_tools") or {}
+    first = (tools.get("ptxas") or {}).get("resolved")
+    if not first:
+        return None, None
+    for tk in snap.value("cuda.toolkits") or []:
+        if tk.get("ptxas") == first:
+            pv = (tk.get("ptxas_version") or {}).get("version") or tk.get("version")
+            return first, versions.parse(pv)
+    return first, None
+
+
+def _toolkits_inspected(snap: Snapshot) -> bool:
+    """False when toolkits were only stated (their tools were never looked at)."""
+    return not any(tk.get("stated") for tk in snap.value("cuda.toolkits") or [])
+
+
+def _any_ptxas(snap: Snapshot) -> bool:
+    if _path_ptxas(snap)[0]:
+        return True
+    if any(tk.get("ptxas") for tk in snap.value("cuda.toolkits") or []):
+        return True
+    return any(str(w.get("name", "")).startswith(("nvidia-cuda-nvcc", "nvidia-nvcc")) for w in snap.value("python.nvidia_wheels") or [])
+
+
+@check("ptxas-missing", "toolchain-not-found", LAYER, requires=("cuda.toolkits",))
+def ptxas_missing(snap: Snapshot) -> list[Finding]:
+    """TensorFlow / JAX GPU builds compile kernels with ptxas, and none can be found."""
+    builds = _xla_builds(snap)
+    if not builds or not _toolkits_inspected(snap) or _any_ptxas(snap):
+        return []
+    names = ", ".join(view.describe(n, i) for n, i in builds)
+    major = (versions.major_minor(str(builds[0][1]["cuda"])) or (12, 0))[0]
+    return [finding(
+        "ptxas-missing", "toolchain-not-found", Severity.WARNING,
+        f"No ptxas on PATH, in any CUDA toolkit or pip wheel: {names} will fall back to slow driver JIT or fail with \"Couldn't invoke ptxas\"",
+        LAYER, evidence=["cuda.path_tools.ptxas: none", "cuda.toolkits: no bin/ptxas", "no nvidia-cuda-nvcc wheel"],
+        fix=[f"pip install nvidia-cuda-nvcc-cu{major}" if major < 13 else "pip install nvidia-cuda-nvcc"],
+    )]
+
+
+@check("ptxas-version-mismatch", "toolchain-not-found", LAYER, requires=("cuda.path_tools",))
+def ptxas_version_mismatch(snap: Snapshot) -> list[Finding]:
+    """The ptxas on PATH is older than the framework's CUDA, or newer than the CUDA the driver supports."""
+    path, pv = _path_ptxas(snap)
+    builds = _xla_builds(snap)
+    if not path or pv is None or not builds:
+        return []
+    out = []
+    for name, info in builds:
+        want = versions.major_minor(str(info["cuda"]))
+        if want and pv[0] < want[0]:
+            out.append(finding(
+                "ptxas-too-old", "toolchain-not-found", Severity.ERROR,
+                f"ptxas {versions.fmt(pv)} first on PATH ({path}) is older than the CUDA {info['cuda']} that {view.describe(name, info)} was built with",
+                LAYER, evidence=[f"cuda.path_tools.ptxas = {path}", f"ptxas version {versions.fmt(pv)}"],
+                fix=[f"pip install nvidia-cuda-nvcc-cu{want[0]}" if want[0] < 13 else "pip install nvidia-cuda-nvcc", "Or put a newer toolkit's bin first: export PATH=/usr/local/cuda/bin:$PATH"],
+            ))
+    driver_cuda = versions.major_minor(snap.value("driver.cuda_version"))
+    if driver_cuda and versions.cmp(pv[:2], driver_cuda) > 0:
+        out.append(finding(
+            "ptxas-newer-than-driver", "toolchain-not-found", Severity.WARNING,
+            f"ptxas {versions.fmt(pv)} ({path}) is newer than the CUDA {versions.fmt(driver_cuda)} the driver supports: XLA disables parallel compilation and PTX it emits may not load",
+            LAYER, evidence=[f"ptxas {versions.fmt(pv)}", f"driver.cuda_version = {versions.fmt(driver_cuda)}"],
+            fix=["Upgrade the NVIDIA driver, or use a ptxas no newer than the driver's CUDA (e.g. pip install 'nvidia-cuda-nvcc-cu12==12.4.*')"],
+        ))
+    return out
+
+
+@check("libdevice-missing", "toolchain-not-found", LAYER, requires=("cuda.toolkits",))
+def libdevice_missing(snap: Snapshot) -> list[Finding]:
+    """XLA needs nvvm/libdevice/libdevice.10.bc and no toolkit or wheel provides it."""
+    builds = _xla_builds(snap)
+    if not builds or not _toolkits_inspected(snap):
+        return []
+    if any(tk.get("libdevice") for tk in snap.value("cuda.toolkits") or []):
+        return []
+    if "xla_gpu_cuda_data_dir" in view.env(snap).get("XLA_FLAGS", ""):
+        return []
+    if any(str(w.get("name", "")).startswith(("nvidia-cuda-nvcc", "nvidia-nvvm")) for w in snap.value("python.nvidia_wheels") or []):
+        return []
+    return [finding(
+        "libdevice-missing", "toolchain-not-found", Severity.WARNING,
+        f"No libdevice.10.bc found: XLA in {', '.join(view.describe(n, i) for n, i in builds)} cannot compile kernels (\"libdevice not found\")",
+        LAYER, evidence=["no <toolkit>/nvvm/libdevice/libdevice*.bc", "XLA_FLAGS has no --xla_gpu_cuda_data_dir"],
+    )]

@@ -1,0 +1,67 @@
+"""Read-only views over a Snapshot that several checks share."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from cudoctor import knowledge, versions
+from cudoctor.model import Snapshot
+
+FRAMEWORKS = ("torch", "tensorflow", "jax", "cupy")
+CUDA_LIB = re.compile(r"^lib(cudart|cublas|cublasLt|cudnn\w*|nccl|nvJitLink|cufft|cusparse|cusolver|curand|nvrtc|cupti)\.so")
+LABEL = {"torch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX", "cupy": "CuPy"}
+
+
+def frameworks(snap: Snapshot) -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    for name in FRAMEWORKS:
+        info = snap.value(f"framework.{name}")
+        if isinstance(info, dict):
+            out.append((name, info))
+    return out
+
+
+def cuda_frameworks(snap: Snapshot) -> list[tuple[str, dict[str, Any]]]:
+    return [(n, i) for n, i in frameworks(snap) if i.get("build") == "cuda" and i.get("cuda")]
+
+
+def describe(name: str, info: dict[str, Any]) -> str:
+    version = info.get("version") or "?"
+    cuda = f" (CUDA {info['cuda']})" if info.get("cuda") else ""
+    return f"{LABEL.get(name, name)} {version}{cuda}"
+
+
+def gpus(snap: Snapshot) -> list[dict[str, Any]]:
+    """GPUs with a parsed compute capability ('cc_t'); the name is looked up when cc is missing."""
+    out = []
+    for gpu in snap.value("gpu.devices") or []:
+        g = dict(gpu)
+        cc = versions.cc_tuple(g.get("cc"))
+        if cc is None and g.get("name"):
+            hit = knowledge.gpu_cc(str(g["name"]))
+            cc = versions.cc_tuple(hit[0]) if hit else None
+        g["cc_t"] = cc
+        out.append(g)
+    return out
+
+
+def has_gpu_hardware(snap: Snapshot) -> bool:
+    return bool(snap.value("gpu.devices") or snap.value("gpu.pci"))
+
+
+def env(snap: Snapshot) -> dict[str, str]:
+    value = snap.value("env")
+    return value if isinstance(value, dict) else {}
+
+
+def framework_archs(name: str, info: dict[str, Any]) -> tuple[list[str] | None, str]:
+    """The arch list a build carries, and where that list came from."""
+    if info.get("archs"):
+        return list(info["archs"]), "read from the build's fatbin / build info"
+    if name == "torch" and info.get("version"):
+        variant = knowledge.torch_variant(str(info["version"]), info.get("cuda"))
+        hit = knowledge.torch_archs(str(info["version"]), variant) if variant else None
+        if hit:
+            return hit[0], f"official {variant} wheels ({hit[1]['source']})"
+    return None, ""

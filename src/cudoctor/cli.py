@@ -1,0 +1,118 @@
+"""Command line: argument parsing and wiring only; every decision lives in the layers below."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import textwrap
+from collections.abc import Sequence
+
+from cudoctor import __version__
+from cudoctor.inputs import InputError
+
+EPILOG_CHECK = textwrap.dedent("""\
+    examples:
+      cudoctor check                       this machine, layer by layer
+      cudoctor check -v                    every fact and where it came from
+      cudoctor check --format json         a versioned JSON document (schema, snapshot, findings)
+      cudoctor check --format markdown     a report to paste into a bug tracker
+      cudoctor check --facts user.json --no-live
+                                           diagnose someone else's machine from stated facts, e.g.
+                                           {"gpu": "A100", "framework_version": "tensorflow-gpu 1.13.1", "system_cuda": "10.0"}
+
+    exit status: 0 nothing wrong, 1 errors found, 2 cudoctor could not do its job.
+    """)
+
+EPILOG_EXPLAIN = textwrap.dedent("""\
+    examples:
+      cudoctor explain train.log           the root error of a log and its ranked causes
+      python train.py 2>&1 | cudoctor explain -
+      cudoctor explain issue.txt --facts facts.json --no-live --format json
+                                           a log from another machine, with the facts its owner stated
+
+    The log may be any size (streamed), gzip-compressed, with colours, timestamps and
+    rank prefixes; this machine's facts are used unless --no-live is given.
+    exit status: 0 no error found, 1 a root error was found, 2 unreadable input.
+    """)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cudoctor",
+        description="Tells you why GPU and BLAS work fails (TensorFlow, PyTorch, JAX, CuPy) and what fixes it.",
+    )
+    parser.add_argument("--version", action="version", version=f"cudoctor {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    chk = sub.add_parser("check", help="check this machine (or stated facts) layer by layer", epilog=EPILOG_CHECK, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _source_args(chk)
+    chk.add_argument("-v", "--verbose", action="store_true", help="show every fact with its source, and checks that could not decide")
+    chk.add_argument("--list-checks", action="store_true", help="list every check id with what it looks for, then exit")
+    chk.add_argument("--only", action="append", default=[], metavar="ID", help="run only this check (repeatable)")
+    chk.add_argument("--ignore", action="append", default=[], metavar="ID", help="skip this check (repeatable)")
+
+    exp = sub.add_parser("explain", help="find the root error in a log or traceback and rank its causes", epilog=EPILOG_EXPLAIN, formatter_class=argparse.RawDescriptionHelpFormatter)
+    exp.add_argument("log", help="log file, or - for standard input")
+    _source_args(exp)
+    exp.add_argument("-v", "--verbose", action="store_true", help="show every matched line and the reasoning behind each rank")
+    return parser
+
+
+def _source_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--facts", metavar="FACTS.json", help="facts a person stated (keys: gpu, compute_capability, driver, framework_version, framework_cuda, system_cuda, cudnn, os, python, container, other)")
+    p.add_argument("--snapshot", metavar="FILE", help="use a saved snapshot (or a `cudoctor check --format json` document)")
+    p.add_argument("--no-live", action="store_true", help="do not mix in this machine's facts")
+    p.add_argument("--format", choices=("text", "json", "markdown"), default="text", help="output format (default: text)")
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from cudoctor.checks import all_checks, run_checks
+    from cudoctor.inputs import build_snapshot
+    from cudoctor.model import Report
+    from cudoctor.render import documents, text
+
+    if args.list_checks:
+        for c in all_checks():
+            print(f"{c.id:32s} [{c.cause}] {c.doc.splitlines()[0] if c.doc else ''}")
+        return 0
+    known_ids = {c.id for c in all_checks()}
+    bad = [i for i in args.only + args.ignore if i not in known_ids]
+    if bad:
+        raise InputError(f"unknown check id(s): {', '.join(bad)} (see cudoctor check --list-checks)")
+    snap = build_snapshot(args.facts, args.snapshot, live=not args.no_live)
+    report = Report(snap, run_checks(snap, only=args.only, ignore=args.ignore))
+    if args.format == "json":
+        sys.stdout.write(documents.dumps(documents.report_json(report)))
+    elif args.format == "markdown":
+        sys.stdout.write(documents.report_markdown(report))
+    else:
+        sys.stdout.write(text.render(report, verbose=args.verbose))
+    return report.exit_code
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from cudoctor.explain.command import run_explain
+
+    return run_explain(args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        return {"check": cmd_check, "explain": cmd_explain}[args.command](args)
+    except InputError as exc:
+        print(f"cudoctor: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("cudoctor: interrupted", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""cudoctor explain."""

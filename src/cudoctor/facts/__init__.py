@@ -1,0 +1,85 @@
+"""Collect a live Snapshot: every collector runs concurrently, results are stored in order.
+
+A collector that raises becomes an `error` fact naming it; the others still run. Nothing in
+this package imports a framework or initialises CUDA in cudoctor's own process.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+
+from cudoctor.facts import driver, frameworks, host, loader, packages, toolkits
+from cudoctor.model import Fact, Snapshot, failed, known
+
+Collector = Callable[[], list[Fact]]
+
+
+def _packages(sys_path: Sequence[str], ldcache: dict[str, list[str]], env: Mapping[str, str]) -> list[Fact]:
+    dists, problems = packages.scan(sys_path)
+    lib_path = tuple(p for p in env.get("LD_LIBRARY_PATH", "").split(":") if p)
+    ld = loader.Loader(lib_path, ldcache)
+    facts = [known("python.packages", {d.name: d.version for d in dists}, "dist-info scan")]
+    broken = [d.error for d in dists if d.error] + problems
+    facts.append(known("python.package_problems", broken, "dist-info scan"))
+    nvidia = [d.to_json() for d in dists if d.name.startswith(("nvidia-", "cuda-"))]
+    facts.append(known("python.nvidia_wheels", nvidia, "dist-info scan"))
+    facts += frameworks.framework_facts(sys_path, dists, ld)
+    return facts
+
+
+def _toolkits(env: Mapping[str, str], sys_path: Sequence[str]) -> list[Fact]:
+    return [
+        known("cuda.toolkits", toolkits.collect_toolkits(env, sys_path), "dirs, env, PATH, wheels"),
+        known("cuda.path_tools", toolkits.path_tools(env), "env:PATH"),
+    ]
+
+
+def _ldcache_fact(ldcache: dict[str, list[str]], how: str) -> Fact:
+    cuda_like = {k: v for k, v in ldcache.items() if k.startswith(("libcud", "libcublas", "libnccl", "libnvidia-ml", "libnvJitLink", "libnvrtc"))}
+    if not how.startswith("cmd:"):
+        return failed("loader.ldcache", "ldconfig", how)
+    return known("loader.ldcache", cuda_like, how)
+
+
+def collect_live(env: Mapping[str, str] | None = None, sys_path: Sequence[str] | None = None) -> Snapshot:
+    env = dict(os.environ if env is None else env)
+    sys_path = list(sys.path if sys_path is None else sys_path)
+    snap = Snapshot(origin="live", created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
+    t0 = time.perf_counter()
+    ldcache, how = loader.read_ldcache()
+    snap.timings_ms["ldcache"] = (time.perf_counter() - t0) * 1000
+    collectors: list[tuple[str, Collector]] = [
+        ("driver", lambda: driver.collect_driver(ldcache)),
+        ("toolkits", lambda: _toolkits(env, sys_path)),
+        ("packages", lambda: _packages(sys_path, ldcache, env)),
+        ("host", lambda: host.collect_host(env)),
+        ("cpu_runtimes", lambda: [known("cpu.runtime_libs", host.cpu_runtime_libs(sys_path), "package files")]),
+    ]
+    snap.add(_ldcache_fact(ldcache, how))
+    with ThreadPoolExecutor(max_workers=len(collectors)) as pool:
+        futures = [(name, pool.submit(_timed, fn)) for name, fn in collectors]
+        for name, fut in futures:
+            _store(snap, name, fut)
+    return snap
+
+
+def _timed(fn: Collector) -> tuple[list[Fact], float]:
+    t0 = time.perf_counter()
+    return fn(), (time.perf_counter() - t0) * 1000
+
+
+def _store(snap: Snapshot, name: str, fut: Future[tuple[list[Fact], float]]) -> None:
+    try:
+        facts, ms = fut.result()
+    except Exception as exc:  # a collector bug must not take the tool down
+        snap.add(failed(f"collector.{name}", name, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}"))
+        return
+    snap.timings_ms[name] = ms
+    for fact in facts:
+        snap.add(fact)

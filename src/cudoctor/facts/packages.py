@@ -1,0 +1,115 @@
+"""Installed Python distributions, found by scanning dist-info names (no metadata import).
+
+Reading every METADATA file costs ~0.4 ms a distribution; scanning directory names costs
+microseconds. Only the distributions we care about get their METADATA headers read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from collections.abc import Iterable
+
+INTERESTING = re.compile(
+    r"^(torch|tensorflow.*|tf[-_]nightly.*|jax|jaxlib|jax[-_]cuda\d+[-_].*|cupy.*|numba|numpy|"
+    r"nvidia[-_].*|triton|pytorch[-_]triton.*|cuda[-_].*|nvidia-ml-py|pynvml|threadpoolctl|mkl|intel[-_]openmp)$",
+    re.I,
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Dist:
+    name: str  # normalised (PEP 503)
+    version: str
+    site: str  # the sys.path entry it was found in
+    dist_info: str  # path of the .dist-info / .egg-info directory
+    requires: tuple[str, ...] = ()
+    error: str = ""  # set when the metadata could not be read
+
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"name": self.name, "version": self.version, "site": self.site}
+        if self.requires:
+            out["requires"] = list(self.requires)
+        if self.error:
+            out["error"] = self.error
+        return out
+
+
+def normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _split_dist_dir(entry: str) -> tuple[str, str] | None:
+    stem = entry.rsplit(".", 1)[0]
+    if "-" not in stem:
+        return None
+    name, _, version = stem.partition("-")
+    return normalise(name), version
+
+
+def read_metadata_headers(dist_info: str) -> tuple[str, str, tuple[str, ...]]:
+    """Name, Version and Requires-Dist from the METADATA header block (stops at the first blank line)."""
+    path = os.path.join(dist_info, "METADATA")
+    if not os.path.exists(path):
+        path = os.path.join(dist_info, "PKG-INFO")
+    name = version = ""
+    requires: list[str] = []
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            if not line.strip():
+                break
+            key, _, value = line.partition(":")
+            value = value.strip()
+            if key == "Name":
+                name = value
+            elif key == "Version":
+                version = value
+            elif key == "Requires-Dist":
+                requires.append(value)
+    if not name or not version:
+        raise ValueError("METADATA has no Name or Version header")
+    return name, version, tuple(requires)
+
+
+def scan(sys_path: Iterable[str]) -> tuple[list[Dist], list[str]]:
+    """Distributions on `sys_path` that matter to cudoctor, and problems met while scanning."""
+    dists: list[Dist] = []
+    problems: list[str] = []
+    seen: set[str] = set()
+    for site in sys_path:
+        if not site or not os.path.isdir(site):
+            continue
+        try:
+            entries = os.listdir(site)
+        except OSError as exc:
+            problems.append(f"cannot list {site}: {exc.strerror}")
+            continue
+        for entry in sorted(entries):
+            if not entry.endswith((".dist-info", ".egg-info")):
+                continue
+            parsed = _split_dist_dir(entry)
+            if parsed is None or parsed[0] in seen or not INTERESTING.match(parsed[0]):
+                continue
+            seen.add(parsed[0])
+            dists.append(_read_dist(site, entry, parsed))
+    return dists, problems
+
+
+def _read_dist(site: str, entry: str, parsed: tuple[str, str]) -> Dist:
+    path = os.path.join(site, entry)
+    try:
+        _name, version, requires = read_metadata_headers(path)
+        return Dist(parsed[0], version, site, path, requires)
+    except (OSError, ValueError) as exc:
+        detail = getattr(exc, "strerror", None) or str(exc)
+        return Dist(parsed[0], parsed[1], site, path, (), f"{path}: unreadable metadata ({detail})")
+
+
+def find_package_dir(sys_path: Iterable[str], package: str) -> str | None:
+    """The directory of top-level import package `package`, without importing it."""
+    for site in sys_path:
+        candidate = os.path.join(site or ".", package)
+        if os.path.isfile(os.path.join(candidate, "__init__.py")):
+            return candidate
+    return None

@@ -1,0 +1,142 @@
+"""Facts a person stated in free text ("A100", "tensorflow-gpu 1.13.1", "CUDA 10.0") as a Snapshot.
+
+Keys: gpu, compute_capability, driver, framework_version, framework_cuda, system_cuda, cudnn,
+os, python, container, other. The result uses the same fact keys as a live snapshot, so every
+check runs unchanged; each fact's source says `stated:<key>`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from cudoctor import knowledge, versions
+from cudoctor.model import Fact, Snapshot, known
+
+KEYS = ("gpu", "compute_capability", "driver", "framework_version", "framework_cuda", "system_cuda", "cudnn", "os", "python", "container", "other")
+
+FRAMEWORK_WORDS = (
+    (re.compile(r"\b(tensorflow|tf)\b", re.I), "tensorflow"),
+    (re.compile(r"\b(torch|pytorch)\b", re.I), "torch"),
+    (re.compile(r"\bjax(lib)?\b", re.I), "jax"),
+    (re.compile(r"\bcupy\b", re.I), "cupy"),
+    (re.compile(r"\bkeras\b", re.I), "tensorflow"),
+)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    return "" if value is None else str(value)
+
+
+def split_gpus(text: str) -> list[str]:
+    """'8x Tesla P40' -> ['Tesla P40']; 'GTX 1080 Ti and RTX 2080 Ti' -> both."""
+    parts = re.split(r"\s*(?:,|;|\band\b|\+|/(?=\s*[A-Za-z]))\s*", text)
+    out = []
+    for p in parts:
+        p = re.sub(r"^\d+\s*[x×]\s*", "", p.strip())
+        if p and re.search(r"[a-zA-Z]", p):
+            out.append(p)
+    return out
+
+
+def gpu_facts(gpu: str, cc_text: str) -> list[Fact]:
+    names = split_gpus(gpu) if gpu else []
+    stated_cc = versions.cc_tuple(cc_text) if cc_text else None
+    devices = []
+    for i, name in enumerate(names or ["GPU"]):
+        hit = knowledge.gpu_cc(name)
+        cc = versions.cc_str(stated_cc) if stated_cc else (hit[0] if hit else None)
+        if not names and cc is None:
+            continue
+        devices.append({"index": i, "name": name, "cc": cc})
+    return [known("gpu.devices", devices, "stated:gpu")] if devices else []
+
+
+def driver_facts(text: str) -> list[Fact]:
+    m = re.search(r"\b(\d{3}(?:\.\d+){0,2})\b", text)
+    facts = []
+    if m:
+        facts.append(known("driver.version", m.group(1), "stated:driver"))
+    cuda = re.search(r"CUDA\s*(?:Version)?\s*:?\s*(\d+\.\d+)", text, re.I)
+    if cuda:
+        facts.append(known("driver.cuda_version", cuda.group(1), "stated:driver"))
+    elif m:
+        best = knowledge.max_cuda_for_driver(m.group(1) if "." in m.group(1) else m.group(1) + ".999")
+        if best:
+            facts.append(known("driver.cuda_version", best, "stated:driver (derived from the driver version)"))
+    return facts
+
+
+def guess_framework(text: str, hint: str | None) -> str | None:
+    for pattern, name in FRAMEWORK_WORDS:
+        if pattern.search(text):
+            return name
+    return hint
+
+
+def framework_facts(version_text: str, cuda_text: str, hint: str | None) -> list[Fact]:
+    name = guess_framework(version_text, hint)
+    if name is None:
+        return []
+    vm = re.search(r"(\d+\.\d+(?:\.\d+)?(?:\.?(?:dev|a|b|rc)\w*)?(?:\+[\w.]+)?)", version_text)
+    version = vm.group(1) if vm else None
+    variant = re.search(r"\b(cu\d{2,3})\b|\+(cu\d{2,3})", version_text)
+    cuda = versions.cuda_from_variant(variant.group(1) or variant.group(2)) if variant else None
+    if cuda_text:
+        cuda = ".".join(str(p) for p in (versions.parse(cuda_text) or ())[:2]) or cuda
+    build = "cpu" if re.search(r"\+cpu|-cpu\b|\bcpu\b", version_text, re.I) else "cuda" if (cuda or _gpu_package(version_text, name, version)) else "unknown"
+    info: dict[str, Any] = {"version": version, "cuda": cuda, "build": build, "stated": version_text}
+    if name == "tensorflow" and build == "cuda" and cuda is None and version:
+        row = knowledge.tf_build(version)
+        if row:
+            info["cuda"], info["cudnn"] = row["cuda"], row["cudnn"]
+    if name == "torch" and version and cuda is None and build == "unknown":
+        info["build"] = "unknown"
+    return [known(f"framework.{name}", info, "stated:framework_version")]
+
+
+def _gpu_package(text: str, name: str, version: str | None) -> bool:
+    """'tensorflow-gpu', 'tensorflow[and-cuda]', jax[cuda12]: the build is a CUDA one."""
+    if re.search(r"-gpu|and-cuda|\[cuda\d*\]|cuda\d+[-_]plugin", text, re.I):
+        return True
+    return name == "tensorflow" and bool(version) and versions.parse(version or "") is not None and (versions.parse(version or "") or (0,)) >= (2, 1)
+
+
+def toolkit_facts(text: str) -> list[Fact]:
+    found = re.findall(r"(?<![\d.])(\d{1,2}\.\d+(?:\.\d+)?)(?![\d.])", text)
+    toolkits = [{"root": f"(stated) CUDA {v}", "version": v, "found_via": ["stated:system_cuda"], "stated": True} for v in found]
+    return [known("cuda.toolkits", toolkits, "stated:system_cuda")] if toolkits else []
+
+
+def os_facts(text: str) -> list[Fact]:
+    system = "Windows" if re.search(r"windows|win1\d", text, re.I) and not re.search(r"\bwsl", text, re.I) else "Darwin" if re.search(r"mac ?os|os x|darwin", text, re.I) else "Linux"
+    return [known("host.os", {"system": system, "name": text}, "stated:os"), known("host.wsl", bool(re.search(r"\bwsl", text, re.I)), "stated:os")]
+
+
+def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) -> Snapshot:
+    """A Snapshot of the facts a person stated; keys not stated stay unknown."""
+    snap = Snapshot(origin="stated")
+    get = lambda k: _text(stated.get(k)).strip()  # noqa: E731
+    for fact in gpu_facts(get("gpu"), get("compute_capability")):
+        snap.add(fact)
+    if get("driver"):
+        for fact in driver_facts(get("driver")):
+            snap.add(fact)
+    if get("framework_version") or get("framework_cuda"):
+        for fact in framework_facts(get("framework_version"), get("framework_cuda"), framework_hint):
+            snap.add(fact)
+    if get("system_cuda"):
+        for fact in toolkit_facts(get("system_cuda")):
+            snap.add(fact)
+    if get("cudnn"):
+        snap.add(known("cudnn.versions", re.findall(r"\d+\.\d+(?:\.\d+)*", get("cudnn")), "stated:cudnn"))
+    if get("os"):
+        for fact in os_facts(get("os")):
+            snap.add(fact)
+    for key in ("python", "container", "other"):
+        if get(key):
+            snap.add(known(f"stated.{key}", get(key), f"stated:{key}"))
+    return snap

@@ -1,0 +1,169 @@
+"""Every CUDA toolkit we can find, with its version and where it was found.
+
+Sources: standard install dirs, CUDA_HOME / CUDA_PATH / CUDA_ROOT, nvcc and ptxas on PATH
+(symlinks and `exec` shell wrappers followed), conda prefixes, and NVIDIA pip wheels
+(CUDA 12 `nvidia/cuda_nvcc`, CUDA 13 `nvidia/cu13`).
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from cudoctor import runner
+
+RELEASE_RE = re.compile(r"release (\d+\.\d+), V(\d+\.\d+\.\d+)")
+
+
+def follow_wrapper(path: str) -> str:
+    """Resolve symlinks and 2-line `exec /real/tool "$@"` shell wrappers to the real binary."""
+    real = os.path.realpath(path)
+    try:
+        with open(real, "rb") as fh:
+            head = fh.read(512)
+    except OSError:
+        return real
+    if head.startswith(b"#!"):
+        m = re.search(rb"exec\s+\"?(/[^\s\"]+)", head)
+        if m:
+            target = m.group(1).decode("utf-8", "replace")
+            if os.path.exists(target):
+                return os.path.realpath(target)
+    return real
+
+
+def which_all(name: str, path_env: str) -> list[str]:
+    """Every executable `name` on PATH, in PATH order."""
+    hits: list[str] = []
+    for d in path_env.split(os.pathsep):
+        candidate = os.path.join(d or ".", name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            hits.append(candidate)
+    return hits
+
+
+def root_of_tool(tool_path: str) -> str:
+    """<root>/bin/nvcc -> <root>."""
+    return os.path.dirname(os.path.dirname(follow_wrapper(tool_path)))
+
+
+def version_from_files(root: str) -> tuple[str | None, str]:
+    """CUDA version of a toolkit root from version.json, version.txt, dist-info or cuda.h."""
+    vjson = os.path.join(root, "version.json")
+    if os.path.isfile(vjson):
+        try:
+            with open(vjson, encoding="utf-8") as fh:
+                data = json.load(fh)
+            for key in ("cuda_cudart", "cuda_nvcc", "cuda"):
+                if isinstance(data.get(key), dict) and data[key].get("version"):
+                    return ".".join(str(data[key]["version"]).split(".")[:3]), f"file:{vjson}"
+        except (OSError, ValueError):
+            pass
+    vtxt = os.path.join(root, "version.txt")
+    if os.path.isfile(vtxt):
+        with open(vtxt, encoding="utf-8", errors="replace") as fh:
+            m = re.search(r"CUDA Version (\d+\.\d+(?:\.\d+)?)", fh.read())
+        if m:
+            return m.group(1), f"file:{vtxt}"
+    for pattern in ("dist-info/nvidia_cuda_runtime*-*.dist-info", "dist-info/nvidia_cuda_nvcc*-*.dist-info"):
+        for d in sorted(glob.glob(os.path.join(root, pattern))):
+            m = re.search(r"-(\d+\.\d+\.\d+)", os.path.basename(d))
+            if m:
+                return m.group(1), f"file:{d}"
+    cuda_h = os.path.join(root, "include", "cuda.h")
+    if os.path.isfile(cuda_h):
+        with open(cuda_h, encoding="utf-8", errors="replace") as fh:
+            m = re.search(r"#define\s+CUDA_VERSION\s+(\d+)", fh.read())
+        if m:
+            v = int(m.group(1))
+            return f"{v // 1000}.{(v % 1000) // 10}", f"file:{cuda_h}"
+    return None, ""
+
+
+def tool_version(path: str, timeout: float) -> dict[str, Any]:
+    """`<tool> --version` with a timeout -> {'version': '13.0.88', ...} or {'error': ...}."""
+    res = runner.run([path, "--version"], timeout=timeout)
+    if not res.ok:
+        return {"error": f"{path} --version: {res.describe()}", "stderr": res.stderr[-300:]}
+    m = RELEASE_RE.search(res.stdout)
+    if not m:
+        return {"error": f"{path} --version printed no 'release X.Y, VX.Y.Z' line"}
+    return {"version": m.group(2), "release": m.group(1)}
+
+
+def candidate_roots(env: Mapping[str, str], sys_path: Sequence[str]) -> list[tuple[str, str]]:
+    """(root, how it was found), in the order a user's tools would consider them."""
+    found: list[tuple[str, str]] = []
+    for var in ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDA_TOOLKIT_ROOT_DIR"):
+        if env.get(var):
+            found.append((env[var], f"env:{var}"))
+    path_env = env.get("PATH", "")
+    for tool in ("nvcc", "ptxas"):
+        for hit in which_all(tool, path_env):
+            found.append((root_of_tool(hit), f"PATH:{tool}"))
+    for pattern in ("/usr/local/cuda", "/usr/local/cuda-*", "/opt/cuda", "/opt/cuda-*", "/usr/lib/cuda"):
+        found += [(p, "standard dir") for p in sorted(glob.glob(pattern))]
+    if env.get("CONDA_PREFIX"):
+        found.append((env["CONDA_PREFIX"], "env:CONDA_PREFIX"))
+    for site in sys_path:
+        for sub in ("nvidia/cu13", "nvidia/cuda_nvcc", "nvidia/cuda_runtime"):
+            p = os.path.join(site, sub)
+            if os.path.isdir(p):
+                found.append((p, f"pip wheel ({sub})"))
+    return found
+
+
+def _looks_like_toolkit(root: str) -> bool:
+    markers = ("bin/nvcc", "bin/ptxas", "version.json", "version.txt", "include/cuda.h", "lib64/libcudart.so", "lib/libcudart.so")
+    return any(os.path.exists(os.path.join(root, m)) for m in markers) or bool(glob.glob(os.path.join(root, "lib", "libcudart.so.*")))
+
+
+def collect_toolkits(env: Mapping[str, str], sys_path: Sequence[str], timeout: float = 5.0) -> list[dict[str, Any]]:
+    """One entry per distinct toolkit root (realpath), listing every way it was found."""
+    by_real: dict[str, dict[str, Any]] = {}
+    for root, via in candidate_roots(env, sys_path):
+        real = os.path.realpath(root)
+        entry = by_real.get(real)
+        if entry is None:
+            entry = {"root": root, "realpath": real, "found_via": [], "exists": os.path.isdir(root)}
+            by_real[real] = entry
+        if via not in entry["found_via"]:
+            entry["found_via"].append(via)
+    toolkits = [e for e in by_real.values() if e["exists"] and _looks_like_toolkit(e["realpath"])]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        list(pool.map(lambda e: _describe(e, timeout), toolkits))
+    return toolkits
+
+
+def _describe(entry: dict[str, Any], timeout: float) -> None:
+    root = entry["realpath"]
+    version, source = version_from_files(root)
+    entry["version"], entry["version_source"] = version, source
+    for tool in ("nvcc", "ptxas"):
+        path = os.path.join(root, "bin", tool)
+        entry[tool] = path if os.path.exists(path) else None
+    libdevice = glob.glob(os.path.join(root, "nvvm", "libdevice", "libdevice*.bc"))
+    entry["libdevice"] = libdevice[0] if libdevice else None
+    entry["cudart"] = sorted({os.path.basename(p) for p in glob.glob(os.path.join(root, "lib*", "libcudart.so.*"))})
+    if entry["ptxas"]:
+        entry["ptxas_version"] = tool_version(entry["ptxas"], timeout)
+        if version is None and "version" in entry["ptxas_version"]:
+            entry["version"], entry["version_source"] = entry["ptxas_version"]["version"], f"cmd:{entry['ptxas']} --version"
+
+
+def path_tools(env: Mapping[str, str]) -> dict[str, Any]:
+    """Which nvcc / ptxas a shell would run first, and every other copy on PATH."""
+    out: dict[str, Any] = {}
+    for tool in ("nvcc", "ptxas"):
+        hits = which_all(tool, env.get("PATH", ""))
+        out[tool] = {
+            "first": hits[0] if hits else None,
+            "resolved": follow_wrapper(hits[0]) if hits else None,
+            "all": hits,
+        }
+    return out

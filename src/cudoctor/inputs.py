@@ -1,0 +1,77 @@
+"""Where a Snapshot comes from: this machine, a saved snapshot, facts a person stated.
+
+Every bad input raises `InputError` with a one-line message; the CLI turns it into exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from cudoctor.facts.stated import KEYS, from_stated
+from cudoctor.model import Snapshot
+
+
+class InputError(Exception):
+    """cudoctor cannot do its job with the input it was given (exit status 2)."""
+
+
+def read_json_file(path: str, what: str) -> Any:
+    if path == "-":
+        raise InputError(f"{what} cannot be read from standard input here; give a file")
+    if os.path.isdir(path):
+        raise InputError(f"{what} {path} is a directory, not a file")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        raise InputError(f"{what} {path} does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {what} {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{what} {path} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+
+
+def load_stated(path: str, framework_hint: str | None = None) -> Snapshot:
+    data = read_json_file(path, "facts file")
+    if not isinstance(data, dict):
+        raise InputError(f"facts file {path} must hold a JSON object with keys such as {', '.join(KEYS[:4])}")
+    unknown_keys = sorted(set(data) - set(KEYS))
+    snap = from_stated(data, framework_hint)
+    if unknown_keys:
+        from cudoctor.model import known
+
+        snap.add(known("stated.ignored_keys", unknown_keys, f"file:{path}"))
+    return snap
+
+
+def load_snapshot(path: str) -> Snapshot:
+    data = read_json_file(path, "snapshot")
+    if isinstance(data, dict) and isinstance(data.get("snapshot"), dict):
+        data = data["snapshot"]  # a whole `cudoctor check --format json` document
+    try:
+        return Snapshot.from_json(data)
+    except ValueError as exc:
+        raise InputError(f"{path}: {exc}") from None
+
+
+def build_snapshot(facts: str | None, snapshot: str | None, live: bool, framework_hint: str | None = None) -> Snapshot:
+    """Stated facts win over a saved snapshot, which wins over this machine's live facts."""
+    layers: list[Snapshot] = []
+    if facts:
+        layers.append(load_stated(facts, framework_hint))
+    if snapshot:
+        layers.append(load_snapshot(snapshot))
+    if live:
+        from cudoctor.facts import collect_live
+
+        layers.append(collect_live())
+    if not layers:
+        return Snapshot(origin="none")
+    snap = layers[0]
+    for more in layers[1:]:
+        snap = snap.merged_with(more)
+    return snap

@@ -1,0 +1,177 @@
+"""Knowledge tables (TOML data shipped with the package) and the lookups over them.
+
+Adding a row never needs code; `validate()` (run by the tests) keeps the tables honest.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import sys
+from typing import Any
+
+from cudoctor import versions
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+HERE = os.path.dirname(__file__)
+
+
+@functools.lru_cache(maxsize=None)
+def table(name: str) -> dict[str, Any]:
+    with open(os.path.join(HERE, f"{name}.toml"), "rb") as fh:
+        return tomllib.load(fh)
+
+
+def causes() -> dict[str, dict[str, Any]]:
+    return table("causes")
+
+
+def cause(cause_id: str) -> dict[str, Any]:
+    return causes()[cause_id]
+
+
+@functools.lru_cache(maxsize=512)
+def gpu_cc(name: str) -> tuple[str, str] | None:
+    """('8.6', 'GeForce RTX 30 series') for a GPU name written any usual way, else None."""
+    text = name.lower().replace("-", " ").replace("_", " ")
+    for row in table("gpus")["gpu"]:
+        if re.search(row["match"], text):
+            return row["cc"], row["name"]
+    return None
+
+
+def driver_row(cuda: str) -> dict[str, Any] | None:
+    mm = versions.major_minor(cuda)
+    if mm is None:
+        return None
+    for row in table("cuda_driver")["cuda"]:
+        if versions.major_minor(row["version"]) == mm:
+            return row
+    return None
+
+
+def minor_compat_floor(cuda_major: int) -> str | None:
+    for row in table("cuda_driver")["minor_compat"]:
+        if row["cuda_major"] == cuda_major:
+            return str(row["linux_min"])
+    return None
+
+
+def driver_floor(cuda: str) -> tuple[str, str] | None:
+    """Lowest Linux driver that runs code built with `cuda`, and the rule that says so."""
+    mm = versions.major_minor(cuda)
+    if mm is None:
+        return None
+    if mm[0] >= 11:
+        floor = minor_compat_floor(mm[0])
+        if floor:
+            return floor, f"CUDA {mm[0]}.x minor-version compatibility needs driver >= {floor}"
+    row = driver_row(cuda)
+    if row:
+        return row["linux_min"], f"CUDA {cuda} needs driver >= {row['linux_min']} (release notes table 3)"
+    return None
+
+
+def max_cuda_for_driver(driver: str) -> str | None:
+    """Newest CUDA minor whose own table row the driver satisfies."""
+    dv = versions.parse(driver)
+    if dv is None:
+        return None
+    best = None
+    for row in table("cuda_driver")["cuda"]:
+        low = versions.parse(row["linux_min"])
+        if low and versions.at_least(dv, low):
+            best = row["version"]
+    return best
+
+
+def toolkit_cc_range(cuda: str) -> tuple[versions.Version, versions.Version] | None:
+    v = versions.major_minor(cuda)
+    if v is None:
+        return None
+    for row in table("toolkit_archs")["toolkit"]:
+        lo, hi = versions.major_minor(row["cuda_min"]), versions.major_minor(row["cuda_max"])
+        if lo and hi and lo <= v <= hi:
+            return versions.cc_tuple(row["min_cc"]) or (0, 0), versions.cc_tuple(row["max_cc"]) or (0, 0)
+    return None
+
+
+def torch_variant(version: str, cuda: str | None) -> str | None:
+    """'2.5.1+cu124' -> 'cu124'; '1.4.0' with cuda '10.1' -> 'cu101'."""
+    m = re.search(r"\+(cu\d+)", version)
+    if m:
+        return m.group(1)
+    mm = versions.major_minor(cuda)
+    return f"cu{mm[0]}{mm[1]}" if mm else None
+
+
+def torch_archs(version: str, variant: str) -> tuple[list[str], dict[str, Any]] | None:
+    """Arch list ('8.6', '9.0+PTX') of the official wheel for a torch version and variant."""
+    v = versions.parse(version)
+    if v is None:
+        return None
+    for row in table("torch")["arch_list"]:
+        if row["variant"] == variant and versions.in_range(v, row["torch_min"], row["torch_max"]):
+            return list(row["archs"]), row
+    return None
+
+
+def tf_build(version: str, platform: str = "linux") -> dict[str, Any] | None:
+    """The tested build row for a TensorFlow version (same major.minor)."""
+    mm = versions.major_minor(version)
+    for row in table("tensorflow")["build"]:
+        if row["platform"] == platform and versions.major_minor(row["version"]) == mm:
+            return row
+    return None
+
+
+def arch_support(cc: versions.Version, archs: list[str]) -> str:
+    """How a GPU of compute capability `cc` can run a build: 'sass', 'ptx' (JIT) or 'none'.
+
+    `archs` holds 'sm_86' / 'compute_90' / 'sm_90a' entries or '8.6' / '9.0+PTX' ones.
+    SASS runs on the same major with an equal or higher minor (arch-specific 'a' only on the
+    exact CC); PTX JIT-compiles for any newer GPU.
+    """
+    best = "none"
+    for entry in archs:
+        text = entry.strip().lower()
+        ptx = text.startswith("compute_") or text.endswith("+ptx")
+        exact = bool(re.search(r"\d[a]$", text))
+        target = versions.cc_tuple(text.replace("+ptx", ""))
+        if target is None:
+            continue
+        if not ptx:
+            if (exact and target == cc) or (not exact and target[0] == cc[0] and target[1] <= cc[1]):
+                return "sass"
+        if (ptx or text.endswith("+ptx")) and target <= cc:
+            best = "ptx"
+    return best
+
+
+def validate() -> list[str]:
+    """Problems in the tables: missing sources, unparsable versions, unknown cause ids."""
+    problems: list[str] = []
+    for name, key in (("cuda_driver", "cuda"), ("tensorflow", "build"), ("torch", "arch_list"), ("gpus", "gpu"), ("toolkit_archs", "toolkit")):
+        for i, row in enumerate(table(name)[key]):
+            if not row.get("source"):
+                problems.append(f"{name}.toml [[{key}]] #{i}: no source")
+    for row in table("cuda_driver")["cuda"]:
+        if versions.parse(row["linux_min"]) is None:
+            problems.append(f"cuda_driver.toml: {row['version']}: linux_min {row['linux_min']!r} does not parse")
+    for row in table("gpus")["gpu"]:
+        if versions.cc_tuple(row["cc"]) is None:
+            problems.append(f"gpus.toml: {row['name']}: cc {row['cc']!r} does not parse")
+        try:
+            re.compile(row["match"])
+        except re.error as exc:
+            problems.append(f"gpus.toml: {row['name']}: bad pattern: {exc}")
+    for cid, body in causes().items():
+        for field in ("title", "why", "fix", "references"):
+            if not body.get(field):
+                problems.append(f"causes.toml [{cid}]: no {field}")
+    return problems

@@ -1,0 +1,94 @@
+"""Group a Report into the areas every renderer shows: one per layer and one per framework.
+
+Formatting only: the statuses come from the findings' severities, the summaries from facts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from cudoctor.model import Finding, Report, Severity, Snapshot
+
+FRAMEWORK_LABEL = {"torch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX", "cupy": "CuPy"}
+
+
+@dataclasses.dataclass
+class Area:
+    title: str
+    summary: str
+    findings: list[Finding]
+    fact_keys: list[str]
+
+    @property
+    def status(self) -> str:
+        if any(f.severity is Severity.ERROR for f in self.findings):
+            return "error"
+        if any(f.severity is Severity.WARNING for f in self.findings):
+            return "warning"
+        return "ok"
+
+
+def _gpu_summary(snap: Snapshot) -> str:
+    driver = snap.get("driver.version")
+    gpus = snap.value("gpu.devices") or []
+    if driver is None or not driver.known:
+        return "no NVIDIA driver" if driver is not None and driver.status.value == "absent" else "driver unknown"
+    names = ", ".join(f"{g.get('name')} (cc {g.get('cc') or '?'})" for g in gpus) or "no GPU listed"
+    cuda = snap.value("driver.cuda_version")
+    return f"driver {driver.value}" + (f", CUDA {cuda}" if cuda else "") + f"; {names}"
+
+
+def _toolkit_summary(snap: Snapshot) -> str:
+    tks = snap.value("cuda.toolkits")
+    if tks is None:
+        return "not inspected"
+    if not tks:
+        return "no CUDA toolkit found"
+    return "; ".join(f"CUDA {t.get('version') or '?'} at {t.get('root')}" for t in tks)
+
+
+def _framework_summary(info: dict[str, Any]) -> str:
+    build = info.get("build")
+    if build == "cuda":
+        parts = [f"CUDA {info.get('cuda')}"]
+        if info.get("cudnn"):
+            parts.append(f"cuDNN {info['cudnn']}")
+        if info.get("archs"):
+            parts.append(" ".join(info["archs"]))
+        return ", ".join(parts)
+    return {"cpu": "CPU-only build", "rocm": "ROCm build"}.get(str(build), f"build {build}")
+
+
+def _cpu_summary(snap: Snapshot) -> str:
+    cpu = snap.value("host.cpu") or {}
+    libs = snap.value("cpu.runtime_libs") or []
+    names = sorted({str(r.get("lib", "")).split(".so")[0] for r in libs})
+    return f"{cpu.get('model') or 'CPU'}" + (f"; {', '.join(names)}" if names else "")
+
+
+def areas(report: Report) -> list[Area]:
+    snap = report.snapshot
+    found = report.findings
+    by_layer: dict[str, list[Finding]] = {}
+    for f in found:
+        key = f"framework:{f.subject}" if f.subject else f.layer
+        by_layer.setdefault(key, []).append(f)
+    out = [
+        Area("GPU & driver", _gpu_summary(snap), by_layer.pop("GPU & driver", []), ["driver.version", "driver.cuda_version", "gpu.devices", "gpu.pci"]),
+        Area("CUDA toolkits & libraries", _toolkit_summary(snap), by_layer.pop("CUDA toolkits & libraries", []), ["cuda.toolkits", "cuda.path_tools", "python.nvidia_wheels"]),
+    ]
+    for name, label in FRAMEWORK_LABEL.items():
+        info = snap.value(f"framework.{name}")
+        fact = snap.get(f"framework.{name}")
+        mine = by_layer.pop(f"framework:{name}", [])
+        if isinstance(info, dict):
+            out.append(Area(f"{label} {info.get('version') or ''}".strip(), _framework_summary(info), mine, [f"framework.{name}"]))
+        elif fact is not None and fact.status.value == "error" or mine:
+            out.append(Area(label, "installed but unreadable", mine, [f"framework.{name}"]))
+    out.append(Area("Environment", "", by_layer.pop("Environment", []), ["env", "env.paths", "host.os", "host.container", "host.wsl"]))
+    out.append(Area("CPU BLAS", _cpu_summary(snap), by_layer.pop("CPU BLAS", []), ["host.cpu", "cpu.runtime_libs"]))
+    rest = [f for fs in by_layer.values() for f in fs]
+    if rest:
+        out.append(Area("Other", "", rest, []))
+    return out

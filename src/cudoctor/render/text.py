@@ -1,0 +1,81 @@
+"""Terminal rendering in the shape people know from `flutter doctor`."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import TextIO
+
+from cudoctor.model import Finding, Report, Severity
+from cudoctor.render.areas import areas
+
+GLYPHS = {"ok": ("✓", "OK"), "warning": ("!", "!"), "error": ("✗", "X")}
+COLOURS = {"ok": "32", "warning": "33", "error": "31"}
+SEV_GLYPH = {Severity.ERROR: "✗", Severity.WARNING: "!", Severity.INFO: "•"}
+
+
+class Style:
+    def __init__(self, stream: TextIO, colour: bool | None = None) -> None:
+        encoding = (getattr(stream, "encoding", None) or "ascii").lower()
+        self.unicode = "utf" in encoding
+        tty = hasattr(stream, "isatty") and stream.isatty()
+        self.colour = tty and not os.environ.get("NO_COLOR") if colour is None else colour
+
+    def paint(self, text: str, status: str) -> str:
+        return f"\x1b[{COLOURS[status]}m{text}\x1b[0m" if self.colour else text
+
+    def glyph(self, status: str) -> str:
+        return GLYPHS[status][0] if self.unicode else GLYPHS[status][1]
+
+    def sev(self, sev: Severity) -> str:
+        g = SEV_GLYPH[sev]
+        return g if self.unicode else {"✗": "x", "!": "!", "•": "*"}[g]
+
+
+def _finding_lines(f: Finding, style: Style, verbose: bool) -> list[str]:
+    lines = [f"    {style.sev(f.severity)} {f.title}  [{f.id}]"]
+    if verbose:
+        lines.append(f"      why: {f.why}")
+        lines += [f"      evidence: {e}" for e in f.evidence]
+    for i, step in enumerate(f.fix[: None if verbose else 2], 1):
+        lines.append(f"      fix {i}: {step}")
+    return lines
+
+
+def render(report: Report, verbose: bool = False, stream: TextIO | None = None) -> str:
+    style = Style(stream or sys.stdout)
+    out = ["cudoctor summary (to see all details, run cudoctor check -v):"]
+    for area in areas(report):
+        status = area.status
+        head = f"[{style.glyph(status)}] {area.title}" + (f" ({area.summary})" if area.summary else "")
+        out.append(style.paint(head, status) if status != "ok" else head)
+        for f in area.findings:
+            out += _finding_lines(f, style, verbose)
+        if verbose:
+            for key in area.fact_keys:
+                fact = report.snapshot.get(key)
+                if fact is not None:
+                    value = json.dumps(fact.value, default=str) if fact.known else f"({fact.status.value}) {fact.detail}"
+                    out.append(f"    • {key} = {value[:400]}  <- {fact.source}")
+    out.append("")
+    out += _footer(report, verbose)
+    return "\n".join(out) + "\n"
+
+
+def _footer(report: Report, verbose: bool) -> list[str]:
+    found = report.findings
+    errors = sum(f.severity is Severity.ERROR for f in found)
+    warnings = sum(f.severity is Severity.WARNING for f in found)
+    lines = []
+    unknown = [r for r in report.results if r.outcome in ("unknown", "crashed")]
+    if verbose and unknown:
+        lines += [f"  ? {r.check_id}: {r.outcome}: {r.detail.splitlines()[0] if r.detail else ''}" for r in unknown]
+    crashed = [r for r in report.results if r.outcome == "crashed"]
+    if crashed:
+        lines.append(f"! {len(crashed)} check(s) crashed: {', '.join(r.check_id for r in crashed)} (cudoctor bug; run with -v)")
+    if not found:
+        lines.append("• No issues found!")
+    else:
+        lines.append(f"{'!' if not errors else 'x'} cudoctor found {errors} error(s) and {warnings} warning(s).")
+    return lines

@@ -1,0 +1,85 @@
+"""Small, forgiving version helpers (no dependency on `packaging`)."""
+
+from __future__ import annotations
+
+import re
+
+_NUM = re.compile(r"\d+(?:\.\d+)*")
+
+Version = tuple[int, ...]
+
+
+def parse(text: str | None) -> Version | None:
+    """First dotted number in `text`: '2.5.1+cu124' -> (2, 5, 1); None when there is none."""
+    if not text:
+        return None
+    m = _NUM.search(str(text))
+    return tuple(int(p) for p in m.group(0).split(".")) if m else None
+
+
+def fmt(v: Version | None) -> str:
+    return ".".join(str(p) for p in v) if v else "?"
+
+
+def major_minor(text: str | None) -> Version | None:
+    v = parse(text)
+    if v is None:
+        return None
+    return (v[0], v[1] if len(v) > 1 else 0)
+
+
+def cmp(a: Version, b: Version) -> int:
+    """Compare padding with zeros: (12,) == (12, 0)."""
+    n = max(len(a), len(b))
+    pa = a + (0,) * (n - len(a))
+    pb = b + (0,) * (n - len(b))
+    return (pa > pb) - (pa < pb)
+
+
+def at_least(a: Version, b: Version) -> bool:
+    return cmp(a, b) >= 0
+
+
+def in_range(v: Version, low: str, high: str) -> bool:
+    """low <= v <= high, comparing only as many parts as each bound gives ('2.1'-'2.3' holds 2.3.1)."""
+    lo = parse(low)
+    hi = parse(high)
+    if lo is None or hi is None:
+        return False
+    return cmp(v[: len(lo)], lo) >= 0 and cmp(v[: len(hi)], hi) <= 0
+
+
+def cuda_from_int(value: int) -> str:
+    """12040 -> '12.4' (the encoding cudaDriverGetVersion and 'found version' use)."""
+    return f"{value // 1000}.{(value % 1000) // 10}"
+
+
+def cuda_from_variant(tag: str) -> str | None:
+    """'cu124' -> '12.4', 'cu118' -> '11.8', 'cu90' -> '9.0', 'cu130' -> '13.0'."""
+    m = re.fullmatch(r"cu(\d{2,3})", tag.strip().lower())
+    if not m:
+        return None
+    digits = m.group(1)
+    if len(digits) == 2:
+        return f"{digits[0]}.{digits[1]}"
+    major = digits[:-1] if digits[0] == "1" else digits[0]
+    return f"{major}.{digits[len(major):] or '0'}"
+
+
+def cc_tuple(cc: str | None) -> Version | None:
+    """'8.6' or 'sm_86' or '86' -> (8, 6); '12.0'/'sm_120' -> (12, 0)."""
+    if not cc:
+        return None
+    text = str(cc).strip().lower()
+    m = re.search(r"(\d+)\.(\d+)", text)
+    if m:
+        return (int(m.group(1)), int(m.group(2)))
+    m = re.search(r"(?:sm_|compute_)?(\d{2,3})[af]?$", text)
+    if m:
+        digits = m.group(1)
+        return (int(digits[:-1]), int(digits[-1]))
+    return None
+
+
+def cc_str(cc: Version) -> str:
+    return f"{cc[0]}.{cc[1]}"
