@@ -67,10 +67,17 @@ def _arch_finding(gpu: dict[str, Any], cc: versions.Version, name: str, info: di
     gname = f"{gpu.get('name', 'GPU')} (compute capability {versions.cc_str(cc)})"
     if archs:
         support = knowledge.arch_support(cc, archs)
-        if support == "sass":
-            return None
         listed = " ".join(archs)
         rng = knowledge.toolkit_cc_range(str(info["cuda"]))
+        if support == "sass" and rng is not None and cc > rng[1]:
+            return finding(
+                "arch-newer-than-build-cuda", "arch-unsupported", Severity.ERROR,
+                f"{gname} is newer than CUDA {info['cuda']} (which knows up to {versions.cc_str(rng[1])}): {view.describe(name, info)} runs older-arch kernels on it, but its cuBLAS/cuDNN predate this GPU",
+                LAYER, evidence=[f"arch list ({where}): {listed}", f"CUDA {info['cuda']} targets up to sm_{rng[1][0]}{rng[1][1]}"],
+                fix=[_arch_fix(name, cc)], confidence="likely", subject=name,
+            )
+        if support == "sass":
+            return None
         if support == "ptx" and rng is not None and cc > rng[1]:
             return finding(
                 "arch-unsupported", "arch-unsupported", Severity.ERROR,

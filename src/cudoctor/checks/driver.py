@@ -127,16 +127,49 @@ def toolkit_newer_than_driver(snap: Snapshot) -> list[Finding]:
     """An installed CUDA toolkit needs a newer driver than the one installed: what it builds will not run."""
     driver = str(snap.value("driver.version"))
     dv = versions.parse(driver)
-    out = []
+    out = _ptx_newer_than_driver(snap)
     for tk in snap.value("cuda.toolkits") or []:
         floor = knowledge.driver_floor(str(tk.get("version") or ""))
         need_v = versions.parse(floor[0]) if floor else None
         if dv is None or floor is None or need_v is None or versions.at_least(dv, need_v):
             continue
         out.append(finding(
-            "toolkit-newer-than-driver", "driver-too-old", Severity.WARNING,
+            "toolkit-needs-newer-driver", "driver-too-old", Severity.WARNING,
             f"CUDA toolkit {tk.get('version')} ({tk.get('root')}) needs driver >= {floor[0]}, but the driver is {driver}",
             LAYER, evidence=[f"driver.version = {driver}", f"toolkit {tk.get('root')}: CUDA {tk.get('version')}", floor[1]],
             fix=[f"Upgrade the NVIDIA driver to {floor[0]} or newer, or use a toolkit no newer than CUDA {snap.value('driver.cuda_version') or knowledge.max_cuda_for_driver(driver)}"],
         ))
     return out
+
+
+def _ptx_newer_than_driver(snap: Snapshot) -> list[Finding]:
+    """ptxas/nvcc of a toolkit newer than the driver's CUDA emit PTX this driver cannot JIT-load."""
+    driver_cuda = versions.major_minor(snap.value("driver.cuda_version"))
+    if driver_cuda is None:
+        return []
+    out = []
+    for tk in snap.value("cuda.toolkits") or []:
+        tv = versions.major_minor(str(tk.get("version") or ""))
+        if tv is None or versions.cmp(tv, driver_cuda) <= 0 or (not tk.get("stated") and not tk.get("ptxas")):
+            continue
+        out.append(finding(
+            "ptxas-newer-than-driver-cuda", "toolchain-not-found", Severity.WARNING,
+            f"CUDA {tk.get('version')} compilers ({tk.get('root')}) are newer than the CUDA {versions.fmt(driver_cuda)} the driver supports: PTX they emit cannot be loaded by this driver (XLA, Triton and torch extensions JIT through them)",
+            LAYER, evidence=[f"toolkit {tk.get('root')}: CUDA {tk.get('version')}", f"driver.cuda_version = {versions.fmt(driver_cuda)}"],
+            fix=[f"Use a ptxas no newer than CUDA {versions.fmt(driver_cuda)} (e.g. pip install 'nvidia-cuda-nvcc-cu{driver_cuda[0]}=={driver_cuda[0]}.{driver_cuda[1]}.*') or upgrade the driver"],
+        ))
+    return out
+
+
+@check("driver-userspace-mismatch", "multiple-toolkits", LAYER, requires=("driver.version", "driver.userspace_version"))
+def driver_userspace_mismatch(snap: Snapshot) -> list[Finding]:
+    """The user-space driver library (libcuda / NVML) and the kernel module have different versions."""
+    kernel, user = str(snap.value("driver.version")), str(snap.value("driver.userspace_version"))
+    if versions.parse(kernel) == versions.parse(user):
+        return []
+    return [finding(
+        "driver-userspace-mismatch", "multiple-toolkits", Severity.ERROR,
+        f"The kernel module is driver {kernel} but the user-space libcuda is {user}: a stale copy of the driver libraries is loaded", LAYER,
+        evidence=[f"kernel module: {kernel}", f"user-space driver library: {user}"],
+        fix=["Find the stale libcuda: ldconfig -p | grep libcuda (and remove old copies from LD_LIBRARY_PATH / ld.so.conf.d)", "Reinstall the driver so user-space and kernel parts match, then reboot"],
+    )]

@@ -56,10 +56,13 @@ def gpu_facts(gpu: str, cc_text: str) -> list[Fact]:
 
 
 def driver_facts(text: str) -> list[Fact]:
+    found = re.findall(r"\b(\d{3}(?:\.\d+){1,2}|\d{3})\b(?!\.)", text)
     m = re.search(r"\b(\d{3}(?:\.\d+){0,2})\b", text)
     facts = []
     if m:
         facts.append(known("driver.version", m.group(1), "stated:driver"))
+    if len(set(found)) > 1 and re.search(r"user.?space|libcuda|dso|library", text, re.I):
+        facts.append(known("driver.userspace_version", found[1], "stated:driver"))
     cuda = re.search(r"CUDA\s*(?:Version)?\s*:?\s*(\d+\.\d+)", text, re.I)
     if cuda:
         facts.append(known("driver.cuda_version", cuda.group(1), "stated:driver"))

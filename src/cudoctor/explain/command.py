@@ -1,0 +1,121 @@
+"""`cudoctor explain`: read the log, build the facts, rank the causes, print the result."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from typing import Any
+
+from cudoctor.explain import rank, scan
+from cudoctor.inputs import InputError, build_snapshot
+from cudoctor.model import Snapshot
+
+FRAMEWORK_HINTS = (
+    ("torch", re.compile(r"\btorch\b|pytorch|THC|c10|aten/|cublasGemm|cuDNN version incompatibility", re.I)),
+    ("tensorflow", re.compile(r"tensorflow|stream_executor|\bkeras\b|\[Op:", re.I)),
+    ("jax", re.compile(r"\bjax(lib)?\b|XlaRuntimeError|jax_plugins", re.I)),
+    ("cupy", re.compile(r"\bcupy\b|Jitify", re.I)),
+)
+
+
+def guess_framework(result: scan.ScanResult) -> str | None:
+    text = "\n".join([m.text for m in result.matches] + [t for _, t in result.tail])
+    counts = {name: len(rx.findall(text)) for name, rx in FRAMEWORK_HINTS}
+    best = max(counts.items(), key=lambda kv: kv[1])
+    return best[0] if best[1] else None
+
+
+def run_scan(path: str) -> scan.ScanResult:
+    try:
+        stream = scan.open_log(path)
+    except scan.LogError as exc:
+        raise InputError(str(exc)) from None
+    try:
+        result = scan.scan(stream)
+    except (scan.LogError, EOFError, OSError) as exc:
+        raise InputError(f"{path}: {exc}") from None
+    finally:
+        if path != "-":
+            stream.close()
+    if result.bytes == 0:
+        raise InputError(f"{'standard input' if path == '-' else path} is empty: nothing to explain")
+    return result
+
+
+def _other_text(facts_path: str | None) -> str:
+    if not facts_path:
+        return ""
+    try:
+        with open(facts_path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return ""
+    return str(data.get("other", "")) if isinstance(data, dict) else ""
+
+
+def to_json(exp: rank.Explanation) -> dict[str, Any]:
+    root: dict[str, Any] | None = None
+    if exp.root is not None:
+        root = {"line": exp.root.line, "text": exp.root.text, "signature": exp.root.sig.id, "rank": exp.root.rank}
+    elif exp.root_fallback is not None:
+        root = {"line": exp.root_fallback[0], "text": exp.root_fallback[1], "signature": None, "rank": None}
+    return {
+        "schema": 1,
+        "root": root,
+        "causes": [rank.cause_json(exp.causes, i) for i in range(min(5, len(exp.causes)))],
+        "matches": [{"line": m.line, "signature": m.sig.id, "text": m.text[:500], "captures": m.captures} for m in exp.matches[:200]],
+        "stats": {"lines": exp.scan.lines, "bytes": exp.scan.bytes, "engine": exp.scan.engine, "matches_by_signature": dict(exp.scan.counts)},
+    }
+
+
+def to_text(doc: dict[str, Any], verbose: bool) -> str:
+    out = []
+    root = doc["root"]
+    if root and root.get("signature"):
+        out.append(f"Root error (line {root['line']}): {root['text'][:400]}")
+    elif root:
+        out.append(f"No known GPU/BLAS error signature matched; last error-looking line ({root['line']}): {root['text'][:400]}")
+    else:
+        out.append("No known GPU/BLAS error signature matched.")
+    for i, c in enumerate(doc["causes"], 1):
+        out.append("")
+        out.append(f"{i}. {c['title']}  [{c['id']}, confidence {c['confidence']:.2f}]")
+        if verbose or i == 1:
+            out.append(f"   why: {c['why']}")
+        for e in c["evidence"][: None if verbose else 3]:
+            out.append(f"   evidence: {e}")
+        for j, step in enumerate(c["fix"][: None if verbose else (3 if i == 1 else 1)], 1):
+            out.append(f"   fix {j}: {step}")
+    if verbose:
+        out.append("")
+        out.append(f"scanned {doc['stats']['lines']} lines ({doc['stats']['bytes']} bytes) with {doc['stats']['engine']}; matches: {doc['stats']['matches_by_signature']}")
+    return "\n".join(out) + "\n"
+
+
+def to_markdown(doc: dict[str, Any]) -> str:
+    root = doc["root"]
+    lines = ["## cudoctor explain", ""]
+    if root:
+        lines += [f"**Root error** (line {root['line']}):", "", "```", root["text"], "```", ""]
+    for i, c in enumerate(doc["causes"], 1):
+        lines += [f"### {i}. {c['title']} (`{c['id']}`, confidence {c['confidence']:.2f})", "", c["why"], ""]
+        lines += ["Evidence:", ""] + [f"- `{e}`" for e in c["evidence"]] + [""]
+        lines += ["Fix:", ""] + [f"{j}. {s}" for j, s in enumerate(c["fix"], 1)] + [""]
+    return "\n".join(lines)
+
+
+def run_explain(args: argparse.Namespace) -> int:
+    result = run_scan(args.log)
+    hint = guess_framework(result)
+    snap: Snapshot = build_snapshot(args.facts, args.snapshot, live=not args.no_live, framework_hint=hint)
+    exp = rank.explain(result, snap, other=_other_text(args.facts))
+    doc = to_json(exp)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
+    elif args.format == "markdown":
+        sys.stdout.write(to_markdown(doc))
+    else:
+        sys.stdout.write(to_text(doc, args.verbose))
+    return 1 if exp.root is not None else 0

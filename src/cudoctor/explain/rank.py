@@ -1,0 +1,181 @@
+"""From matches and facts to the root error and ranked causes.
+
+Score of a cause = what the log says (each matched signature's prior for it, full weight for
+the root error's signature, less for the others) + what the facts say (a check that confirms
+a cause the log allows counts more than any prior) + general rules on captured values.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import re
+from typing import Any
+
+from cudoctor import knowledge, versions
+from cudoctor.checks import run_checks, view
+from cudoctor.explain.scan import Match, ScanResult
+from cudoctor.model import Finding, Severity, Snapshot
+
+CONFIRM = 1.0  # a fact-based finding for a cause the log permits
+UNRELATED = {Severity.ERROR: 0.2, Severity.WARNING: 0.1, Severity.INFO: 0.0}
+ALONE = {Severity.ERROR: 0.5, Severity.WARNING: 0.3, Severity.INFO: 0.05}
+INT32 = 2**31
+
+
+@dataclasses.dataclass
+class RankedCause:
+    id: str
+    score: float
+    evidence: list[str] = dataclasses.field(default_factory=list)
+    findings: list[Finding] = dataclasses.field(default_factory=list)
+    reasons: list[str] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class Explanation:
+    root: Match | None
+    root_fallback: tuple[int, str] | None
+    causes: list[RankedCause]
+    matches: list[Match]
+    findings: list[Finding]
+    scan: ScanResult
+
+
+def pick_root(matches: list[Match]) -> Match | None:
+    """The most specific match; the earliest among equally specific ones."""
+    if not matches:
+        return None
+    return min(matches, key=lambda m: (-m.sig.specificity, m.line))
+
+
+def fallback_root(scan: ScanResult) -> tuple[int, str] | None:
+    """With no signature match: the last line that looks like an exception, else the last line."""
+    for n, raw in reversed(scan.tail):
+        if re.search(r"\b\w*(?:Error|Exception|error|FAIL)\b", raw):
+            return n, raw.rstrip()
+    return scan.tail[-1] if scan.tail else None
+
+
+def _weights(m: Match) -> dict[str, float]:
+    """The signature's priors, redirected by what it captured (which library failed to load)."""
+    w = dict(m.sig.causes)
+    lib = m.captures.get("lib", "").lower()
+    if lib.startswith(("libcudnn", "cudnn")) and "cuda-libs-missing" in w:
+        w["cudnn-mismatch"] = max(w.pop("cuda-libs-missing"), w.get("cudnn-mismatch", 0))
+    elif re.match(r"libcuda\.so|libnvidia-ml|cuda$", lib) and "cuda-libs-missing" in w and m.sig.id.endswith(("shared-object", "dynamic-library")):
+        w["no-gpu-visible"] = max(w.pop("cuda-libs-missing"), w.get("no-gpu-visible", 0))
+    return w
+
+
+def log_scores(matches: list[Match], root: Match | None) -> dict[str, RankedCause]:
+    ranked: dict[str, RankedCause] = {}
+    by_sig: dict[str, Match] = {}
+    for m in matches:
+        by_sig.setdefault(m.sig.id, m)
+    for sig_id, m in by_sig.items():
+        factor = 1.0 if root is not None and sig_id == root.sig.id else 0.6 * m.sig.specificity / 3
+        for cause, w in _weights(m).items():
+            rc = ranked.setdefault(cause, RankedCause(cause, 0.0))
+            rc.score += w * factor
+            rc.evidence.append(f"line {m.line}: {m.text[:300]}")
+    return ranked
+
+
+def _bump(ranked: dict[str, RankedCause], cause: str, amount: float, reason: str) -> None:
+    rc = ranked.setdefault(cause, RankedCause(cause, 0.0))
+    rc.score += amount
+    rc.reasons.append(reason)
+
+
+def _numbers_product(text: str) -> int:
+    best = 0
+    for shape in re.findall(r"\b\d+(?:\s*[x×,]\s*\d+){2,}\b", text):
+        dims = [int(d) for d in re.findall(r"\d+", shape)]
+        prod = 1
+        for d in dims:
+            prod *= d
+        best = max(best, prod)
+    return best
+
+
+def capture_rules(ranked: dict[str, RankedCause], matches: list[Match], snap: Snapshot, other: str) -> None:
+    """General rules on values the log captured, checked against the facts."""
+    gpus = view.gpus(snap)
+    for m in matches:
+        caps = m.captures
+        dims = [int(caps[k]) for k in ("m", "n", "k") if caps.get(k, "").isdigit()]
+        if dims and max(dims) >= 2**20:
+            _bump(ranked, "library-bug", 0.5, f"line {m.line}: a GEMM dimension of {max(dims)} hits cuBLAS size limits / 32-bit index bugs")
+        if caps.get("dtype", "").upper() == "CUDA_R_16BF" and any(g.get("cc_t") and g["cc_t"] < (8, 0) for g in gpus):
+            _bump(ranked, "dtype-mismatch", 0.5, "bfloat16 GEMM on a GPU older than compute capability 8.0 (no bf16 support)")
+            _bump(ranked, "arch-unsupported", 0.3, "the GPU predates bfloat16 tensor cores")
+        if caps.get("driver_cuda_int", "").isdigit():
+            found = versions.cuda_from_int(int(caps["driver_cuda_int"]))
+            _bump(ranked, "driver-too-old", 0.0, f"the driver supports CUDA {found} (found version {caps['driver_cuda_int']})")
+    text = " ".join(m.text for m in matches) + " " + other
+    if _numbers_product(text) >= INT32:
+        _bump(ranked, "library-bug", 0.5, "a tensor with more than 2^31 elements: kernels with 32-bit index math overflow")
+
+
+def context_rules(ranked: dict[str, RankedCause], matches: list[Match], root: Match | None, snap: Snapshot) -> None:
+    """Taxonomy rules: a CUDA directory on LD_LIBRARY_PATH next to a version conflict means two copies."""
+    shows_path = any(m.sig.id.startswith("multiple-toolkits/") and m.sig.specificity == 1 for m in matches)
+    if shows_path and root is not None and "multiple-toolkits" in root.sig.causes and root.sig.specificity >= 2:
+        _bump(ranked, "multiple-toolkits", 0.6, "the log shows a CUDA library directory on the loader path next to a version conflict")
+    for name, info in view.frameworks(snap):
+        if re.search(r"(?:dev|a0|rc)\d*|\+git|nightly", str(info.get("version") or "") + str(info.get("stated") or "")):
+            _bump(ranked, "library-bug", 0.15, f"{view.describe(name, info)} is a pre-release build")
+
+
+def fact_scores(ranked: dict[str, RankedCause], findings: list[Finding], permitted: set[str]) -> None:
+    for f in findings:
+        if permitted:
+            amount = CONFIRM if f.cause in permitted and f.severity is not Severity.INFO else (0.15 if f.cause in permitted else UNRELATED[f.severity])
+        else:
+            amount = ALONE[f.severity]
+        rc = ranked.setdefault(f.cause, RankedCause(f.cause, 0.0))
+        rc.score += amount
+        rc.findings.append(f)
+
+
+def explain(scan: ScanResult, snap: Snapshot, other: str = "") -> Explanation:
+    matches = sorted(scan.matches, key=lambda m: m.line)
+    root = pick_root(matches)
+    ranked = log_scores(matches, root)
+    permitted = {c for m in matches for c in _weights(m)}
+    findings = [f for r in run_checks(snap) for f in r.findings]
+    fact_scores(ranked, findings, permitted)
+    capture_rules(ranked, matches, snap, other)
+    context_rules(ranked, matches, root, snap)
+    causes = sorted((rc for rc in ranked.values() if rc.score > 0.04 and rc.id in knowledge.causes()), key=lambda rc: -rc.score)
+    return Explanation(root, None if root else fallback_root(scan), causes, matches, findings, scan)
+
+
+def confidence(causes: list[RankedCause], i: int) -> float:
+    top = causes[0].score if causes else 1.0
+    return round(min(0.99, causes[i].score / (top + 0.3) * (1.0 if i == 0 else 0.9)), 2)
+
+
+def cause_json(causes: list[RankedCause], i: int) -> dict[str, Any]:
+    rc = causes[i]
+    text = knowledge.cause(rc.id)
+    fixes: list[str] = []
+    for f in rc.findings:
+        fixes += [s for s in f.fix if s not in fixes]
+    fixes += [s for s in text["fix"] if s not in fixes]
+    title = rc.findings[0].title if rc.findings else text["title"]
+    evidence = rc.evidence[:5] + [f"fact: {f.title}" for f in rc.findings] + rc.reasons
+    return {
+        "id": rc.id,
+        "confidence": confidence(causes, i),
+        "title": title,
+        "why": text["why"],
+        "evidence": evidence,
+        "fix": fixes,
+        "references": text["references"],
+    }
+
+
+def count_by_signature(matches: list[Match]) -> dict[str, int]:
+    return dict(collections.Counter(m.sig.id for m in matches))

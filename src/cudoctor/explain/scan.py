@@ -1,0 +1,224 @@
+"""Stream a log of any size through the signatures in constant memory.
+
+Bytes are read in chunks; a literal-anchor prefilter (Hyperscan when installed, else
+`bytes.find` per anchor) finds the few candidate lines, and only those are decoded,
+normalised and matched against the full signature patterns.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import gzip
+import io
+import os
+import re
+import sys
+from collections.abc import Iterator
+from typing import BinaryIO
+
+from cudoctor.explain import signatures
+from cudoctor.explain.signatures import Signature
+
+CHUNK = 8 << 20
+MAX_CARRY = 1 << 20  # a "line" longer than this is scanned in pieces
+KEEP_LINE = 2000  # characters of a matched line kept for the report
+MAX_MATCHES_PER_SIG = 50
+TAIL_LINES = 40
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+PREFIXES = [
+    re.compile(r"^\[?rank\s*(?P<rank>\d+)\]?\s*:\s*", re.I),
+    re.compile(r"^\[\d+,(?P<rank>\d+)\]<std(?:out|err)>:\s*"),
+    re.compile(r"^(?P<rank>\d{1,5}):\s+(?=\S)"),
+    re.compile(r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?:?\s*"),
+    re.compile(r"^\[\s*\d+\.\d+\]\s*"),
+    re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+\S+:\d+\]\s*"),
+    re.compile(r"^[IWEF] \S+\.(?:cc|cpp|h|py):\d+\]\s*"),
+]
+
+
+class LogError(Exception):
+    """The log cannot be read as text."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Match:
+    line: int  # 1-based
+    text: str  # the line as written (ANSI and CR removed)
+    body: str  # normalised: prefixes (timestamps, ranks) removed
+    rank: int | None
+    sig: Signature
+    captures: dict[str, str]
+
+
+@dataclasses.dataclass
+class ScanResult:
+    matches: list[Match] = dataclasses.field(default_factory=list)
+    counts: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
+    lines: int = 0
+    bytes: int = 0
+    tail: list[tuple[int, str]] = dataclasses.field(default_factory=list)
+    engine: str = ""
+
+
+def normalise(raw: str) -> tuple[str, str, int | None]:
+    """(display text, body without prefixes, rank) for one line."""
+    text = ANSI.sub("", raw).replace("\r", "").rstrip()
+    body, rank = text, None
+    for _ in range(3):
+        for rx in PREFIXES:
+            m = rx.match(body)
+            if m:
+                if "rank" in rx.groupindex and m.group("rank") and rank is None:
+                    rank = int(m.group("rank"))
+                body = body[m.end():]
+                break
+        else:
+            break
+    return text, body, rank
+
+
+def open_log(path: str) -> BinaryIO:
+    """A binary stream for a path, '-' (stdin) or a gzip file; raises LogError with one line."""
+    if path == "-":
+        stream: BinaryIO = sys.stdin.buffer
+    else:
+        if os.path.isdir(path):
+            raise LogError(f"{path} is a directory, not a log file")
+        try:
+            stream = open(path, "rb")  # noqa: SIM115 - closed by the caller
+        except FileNotFoundError:
+            raise LogError(f"{path} does not exist") from None
+        except OSError as exc:
+            raise LogError(f"cannot read {path}: {exc.strerror}") from None
+    head = stream.peek(2)[:2] if isinstance(stream, io.BufferedReader) else b""
+    if head == b"\x1f\x8b":
+        return gzip.GzipFile(fileobj=stream)  # type: ignore[return-value]
+    return stream
+
+
+class _Prefilter:
+    """Finds byte offsets of anchor hits in a chunk."""
+
+    def __init__(self) -> None:
+        self.anchors = sorted(signatures.anchor_index())
+        self.db = None
+        try:
+            import hyperscan  # type: ignore[import-not-found]
+
+            db = hyperscan.Database()
+            exprs = [re.escape(a).encode() for a in self.anchors]
+            db.compile(expressions=exprs, ids=list(range(len(exprs))), flags=[hyperscan.HS_FLAG_CASELESS] * len(exprs))
+            self.db = db
+            self.engine = "hyperscan"
+        except Exception:  # no wheel for this platform, or it failed to build: fall back
+            self.engine = "python"
+            self.encoded = [a.encode() for a in self.anchors]
+
+    def offsets(self, data: bytes) -> list[int]:
+        hits: list[int] = []
+        if self.db is not None:
+            def on_match(_id: int, _start: int, end: int, _flags: int, _ctx: object) -> None:
+                hits.append(end - 1)
+
+            self.db.scan(data, match_event_handler=on_match)
+            return hits
+        low = data.lower()
+        for anchor in self.encoded:
+            pos = low.find(anchor)
+            while pos >= 0:
+                hits.append(pos)
+                pos = low.find(anchor, pos + 1)
+        return hits
+
+
+def _chunks(stream: BinaryIO) -> Iterator[tuple[bytes, bool]]:
+    """(block of whole lines, True when the block ends a line) with bounded carry-over."""
+    carry = b""
+    while True:
+        chunk = stream.read(CHUNK)
+        if not chunk:
+            if carry:
+                yield carry, True
+            return
+        data = carry + chunk
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            if len(data) > MAX_CARRY:
+                yield data, False
+                carry = b""
+            else:
+                carry = data
+            continue
+        yield data[: cut + 1], True
+        carry = data[cut + 1 :]
+
+
+def scan(stream: BinaryIO) -> ScanResult:
+    pre = _Prefilter()
+    result = ScanResult(engine=pre.engine)
+    line_base = 1
+    tail: collections.deque[tuple[int, bytes]] = collections.deque(maxlen=TAIL_LINES)
+    for block, ends_line in _chunks(stream):
+        result.bytes += len(block)
+        if result.bytes <= CHUNK and b"\x00" in block[:8192]:
+            raise LogError("this looks like a binary file, not a text log")
+        offsets = sorted(set(pre.offsets(block)))
+        _match_lines(block, offsets, line_base, result)
+        newlines = block.count(b"\n")
+        _remember_tail(block, line_base, tail)
+        line_base += newlines
+        result.lines = line_base - 1 + (0 if ends_line else 1)
+    result.tail = [(n, _decode(b)) for n, b in tail]
+    return result
+
+
+def _decode(raw: bytes) -> str:
+    return raw[: KEEP_LINE * 4].decode("utf-8", "replace")[:KEEP_LINE]
+
+
+def _remember_tail(block: bytes, line_base: int, tail: collections.deque[tuple[int, bytes]]) -> None:
+    start = max(0, len(block) - 64 * 1024)
+    lines = block[start:].split(b"\n")
+    first = line_base + block.count(b"\n", 0, start)
+    if start > 0:
+        lines, first = lines[1:], first + 1
+    for i, raw in enumerate(lines):
+        if raw.strip():
+            tail.append((first + i, raw))
+
+
+def _match_lines(block: bytes, offsets: list[int], line_base: int, result: ScanResult) -> None:
+    seen_starts: set[int] = set()
+    counted_to, line_no = 0, line_base
+    for off in offsets:
+        start = block.rfind(b"\n", 0, off) + 1
+        if start in seen_starts:
+            continue
+        seen_starts.add(start)
+        line_no += block.count(b"\n", counted_to, start)
+        counted_to = start
+        end = block.find(b"\n", off)
+        raw = _decode(block[start : end if end >= 0 else len(block)])
+        _match_one(line_no, raw, result)
+
+
+def _match_one(line_no: int, raw: str, result: ScanResult) -> None:
+    text, body, rank = normalise(raw)
+    low = body.lower()
+    tried: set[str] = set()
+    for anchor, sigs in signatures.anchor_index().items():
+        if anchor not in low:
+            continue
+        for sig in sigs:
+            if sig.id in tried:
+                continue
+            tried.add(sig.id)
+            m = sig.regex.search(body)
+            if not m:
+                continue
+            result.counts[sig.id] += 1
+            if result.counts[sig.id] <= MAX_MATCHES_PER_SIG:
+                caps = {k: v for k, v in m.groupdict().items() if v}
+                result.matches.append(Match(line_no, text, body, rank, sig, caps))

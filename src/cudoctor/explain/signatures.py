@@ -1,0 +1,77 @@
+"""Signatures (knowledge/signatures.toml) compiled for matching, plus their validation."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+
+from cudoctor import knowledge
+
+
+@dataclasses.dataclass(frozen=True)
+class Signature:
+    id: str
+    anchors: tuple[str, ...]
+    regex: re.Pattern[str]
+    causes: dict[str, float]
+    specificity: int
+    examples: tuple[str, ...]
+    counter_examples: tuple[str, ...]
+    source: str
+
+    @property
+    def primary(self) -> str:
+        return max(self.causes.items(), key=lambda kv: kv[1])[0]
+
+
+@functools.lru_cache(maxsize=1)
+def load() -> tuple[Signature, ...]:
+    rows = knowledge.table("signatures")["signature"]
+    return tuple(
+        Signature(
+            id=row["id"],
+            anchors=tuple(a.lower() for a in row["anchors"]),
+            regex=re.compile(row["pattern"], re.I),
+            causes=dict(row["causes"]),
+            specificity=int(row.get("specificity", 1)),
+            examples=tuple(row.get("examples", ())),
+            counter_examples=tuple(row.get("counter_examples", ())),
+            source=row.get("source", ""),
+        )
+        for row in rows
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def anchor_index() -> dict[str, tuple[Signature, ...]]:
+    """Anchor -> the signatures that declared it."""
+    index: dict[str, list[Signature]] = {}
+    for sig in load():
+        for anchor in sig.anchors:
+            index.setdefault(anchor, []).append(sig)
+    return {a: tuple(s) for a, s in index.items()}
+
+
+def validate() -> list[str]:
+    """Problems: duplicate ids, unknown causes, examples that fail, counter-examples that match."""
+    problems: list[str] = []
+    causes = set(knowledge.causes())
+    seen: set[str] = set()
+    for sig in load():
+        if sig.id in seen:
+            problems.append(f"{sig.id}: duplicate id")
+        seen.add(sig.id)
+        problems += [f"{sig.id}: unknown cause {c}" for c in sig.causes if c not in causes]
+        if not sig.examples or not sig.counter_examples:
+            problems.append(f"{sig.id}: needs at least one example and one counter-example")
+        for ex in sig.examples:
+            low = ex.lower()
+            if not any(a in low for a in sig.anchors):
+                problems.append(f"{sig.id}: no anchor occurs in example {ex[:60]!r}")
+            if not sig.regex.search(ex):
+                problems.append(f"{sig.id}: pattern does not match example {ex[:60]!r}")
+        for ex in sig.counter_examples:
+            if sig.regex.search(ex):
+                problems.append(f"{sig.id}: pattern matches counter-example {ex[:60]!r}")
+    return problems
