@@ -25,18 +25,28 @@ class Check:
     requires: tuple[str, ...]
     fn: CheckFn
     doc: str
+    requires_any: tuple[str, ...] = ()
 
 
 REGISTRY: list[Check] = []
 
 
-def check(check_id: str, cause: str, layer: str, requires: Sequence[str] = ()) -> Callable[[CheckFn], CheckFn]:
-    """Register a check; its docstring is what `cudoctor check --list-checks` prints."""
+FRAMEWORK_FACTS = ("framework.torch", "framework.tensorflow", "framework.jax", "framework.cupy")
+
+
+def check(
+    check_id: str, cause: str, layer: str, requires: Sequence[str] = (), requires_any: Sequence[str] = ()
+) -> Callable[[CheckFn], CheckFn]:
+    """Register a check; its docstring is what `cudoctor check --list-checks` prints.
+
+    `requires`: every fact must be known. `requires_any`: at least one must be known (all
+    absent: the check does not apply).
+    """
 
     def wrap(fn: CheckFn) -> CheckFn:
         if any(c.id == check_id for c in REGISTRY):
             raise ValueError(f"duplicate check id {check_id}")
-        REGISTRY.append(Check(check_id, cause, layer, tuple(requires), fn, (fn.__doc__ or "").strip()))
+        REGISTRY.append(Check(check_id, cause, layer, tuple(requires), fn, (fn.__doc__ or "").strip(), tuple(requires_any)))
         return fn
 
     return wrap
@@ -75,9 +85,13 @@ def _load_all() -> None:
     from cudoctor.checks import build, cpu, driver, env, libs, memory, toolchain  # noqa: F401
 
 
+LAYER_ORDER = ("GPU & driver", "Frameworks", "CUDA toolkits & libraries", "Environment", "CPU BLAS")
+
+
 def all_checks() -> list[Check]:
+    """Every registered check, in layer order (stable: the order output is printed in)."""
     _load_all()
-    return list(REGISTRY)
+    return sorted(REGISTRY, key=lambda c: LAYER_ORDER.index(c.layer) if c.layer in LAYER_ORDER else len(LAYER_ORDER))
 
 
 def run_one(chk: Check, snap: Snapshot) -> CheckResult:
@@ -87,6 +101,12 @@ def run_one(chk: Check, snap: Snapshot) -> CheckResult:
     missing = [k for k, s in statuses.items() if s is not Status.KNOWN]
     if missing:
         return CheckResult(chk.id, "unknown", detail="facts not available: " + ", ".join(missing))
+    if chk.requires_any:
+        any_status = [snap.status(k) for k in chk.requires_any]
+        if all(s is Status.ABSENT for s in any_status):
+            return CheckResult(chk.id, "skipped", detail="not applicable: none of " + ", ".join(chk.requires_any))
+        if not any(s is Status.KNOWN for s in any_status):
+            return CheckResult(chk.id, "unknown", detail="facts not available: any of " + ", ".join(chk.requires_any))
     try:
         found = chk.fn(snap)
     except Exception as exc:  # a check bug must not take the run down

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from cudoctor import knowledge, versions
-from cudoctor.checks import check, finding, view
+from cudoctor.checks import FRAMEWORK_FACTS, check, finding, view
 from cudoctor.model import Finding, Severity, Snapshot
 
 LAYER = "Frameworks"
@@ -17,7 +17,7 @@ CPU_FIX = {
 }
 
 
-@check("cpu-only-build", "cpu-only-build", LAYER)
+@check("cpu-only-build", "cpu-only-build", LAYER, requires_any=("gpu.devices", "gpu.pci"))
 def cpu_only_build(snap: Snapshot) -> list[Finding]:
     """A framework is a CPU-only build on a machine that has an NVIDIA GPU."""
     if not view.has_gpu_hardware(snap):
@@ -119,7 +119,7 @@ def _arch_fix(name: str, cc: versions.Version) -> str:
     return f"Install a {view.LABEL.get(name, name)} build made with a CUDA that supports compute capability {versions.cc_str(cc)}"
 
 
-@check("broken-install", "broken-install", LAYER)
+@check("broken-install", "broken-install", LAYER, requires_any=(*FRAMEWORK_FACTS, "python.package_problems"))
 def broken_install(snap: Snapshot) -> list[Finding]:
     """A framework's package files are missing, unreadable or its metadata is corrupt."""
     out = []

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cudoctor import knowledge, versions
-from cudoctor.checks import check, finding, view
+from cudoctor.checks import FRAMEWORK_FACTS, check, finding, view
 from cudoctor.model import Finding, Severity, Snapshot
 
 LAYER = "GPU & driver"
@@ -45,7 +45,7 @@ def _downgrade_hint(name: str, driver_cuda: str, built: versions.Version) -> str
     return f"Install a {view.LABEL.get(name, name)} build made for CUDA {driver_cuda} or older (built with {versions.fmt(built)})"
 
 
-@check("no-gpu-visible", "no-gpu-visible", LAYER)
+@check("no-gpu-visible", "no-gpu-visible", LAYER, requires_any=FRAMEWORK_FACTS)
 def no_gpu_visible(snap: Snapshot) -> list[Finding]:
     """A CUDA framework is installed but the process cannot see any GPU (no driver, hidden, bad index)."""
     builds = view.cuda_frameworks(snap)

@@ -6,7 +6,7 @@ import os
 from typing import Any
 
 from cudoctor import knowledge, versions
-from cudoctor.checks import check, finding, view
+from cudoctor.checks import FRAMEWORK_FACTS, check, finding, view
 from cudoctor.model import Finding, Severity, Snapshot
 
 LAYER = "CUDA toolkits & libraries"
@@ -16,7 +16,7 @@ def _lib_cause(soname: str) -> str:
     return "cudnn-mismatch" if soname.startswith("libcudnn") else "cuda-libs-missing"
 
 
-@check("cuda-libs-missing", "cuda-libs-missing", LAYER)
+@check("cuda-libs-missing", "cuda-libs-missing", LAYER, requires_any=FRAMEWORK_FACTS)
 def cuda_libs_missing(snap: Snapshot) -> list[Finding]:
     """A CUDA library a framework build loads cannot be resolved by the dynamic loader."""
     out = []
@@ -47,7 +47,7 @@ def _wheel_for(soname: str) -> str:
     return f"pip install nvidia-{comp}  (CUDA 13 wheels install into nvidia/cu13/lib)"
 
 
-@check("library-shadowed", "multiple-toolkits", LAYER)
+@check("library-shadowed", "multiple-toolkits", LAYER, requires_any=FRAMEWORK_FACTS)
 def library_shadowed(snap: Snapshot) -> list[Finding]:
     """LD_LIBRARY_PATH (or the ld cache) makes the loader pick another copy of a CUDA library than the framework's own."""
     out = []
@@ -82,7 +82,7 @@ def _installed_cudnn(snap: Snapshot) -> list[tuple[str, str]]:
     return found
 
 
-@check("cudnn-version-mismatch", "cudnn-mismatch", LAYER)
+@check("cudnn-version-mismatch", "cudnn-mismatch", LAYER, requires_any=("python.nvidia_wheels", "cudnn.versions"))
 def cudnn_version_mismatch(snap: Snapshot) -> list[Finding]:
     """The cuDNN installed has another major version than the framework build, or an older minor."""
     installed = _installed_cudnn(snap)

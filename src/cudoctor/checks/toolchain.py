@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from cudoctor import versions
@@ -103,3 +104,20 @@ def libdevice_missing(snap: Snapshot) -> list[Finding]:
         f"No libdevice.10.bc found: XLA in {', '.join(view.describe(n, i) for n, i in builds)} cannot compile kernels (\"libdevice not found\")",
         LAYER, evidence=["no <toolkit>/nvvm/libdevice/libdevice*.bc", "XLA_FLAGS has no --xla_gpu_cuda_data_dir"],
     )]
+
+
+@check("ptxas-broken", "toolchain-not-found", LAYER, requires=("cuda.toolkits",))
+def ptxas_broken(snap: Snapshot) -> list[Finding]:
+    """A toolkit's ptxas does not answer `--version` (hangs, crashes, or is not a working binary)."""
+    out = []
+    for tk in snap.value("cuda.toolkits") or []:
+        err = (tk.get("ptxas_version") or {}).get("error")
+        if not err:
+            continue
+        out.append(finding(
+            "ptxas-broken", "toolchain-not-found", Severity.WARNING,
+            f"{tk.get('ptxas')} does not work: {err}", LAYER,
+            evidence=[err] + ([f"stderr: {tk['ptxas_version'].get('stderr')}"] if tk["ptxas_version"].get("stderr") else []),
+            fix=[f"Reinstall the toolkit at {tk.get('root')} or remove {os.path.dirname(str(tk.get('ptxas')))} from PATH"],
+        ))
+    return out

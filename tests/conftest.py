@@ -1,0 +1,48 @@
+"""Shared helpers: snapshots built from stated facts, real tools found on this machine."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pytest
+
+from cudoctor.checks import all_checks, run_one
+from cudoctor.facts.stated import from_stated
+from cudoctor.model import CheckResult, Snapshot, known
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED = os.path.join(os.path.dirname(ROOT), "shared")
+
+
+def stated(facts: Mapping[str, Any], hint: str | None = None, **extra: Any) -> Snapshot:
+    """A snapshot of facts a person stated, plus extra facts given as key=value (dots as __)."""
+    snap = from_stated(facts, hint)
+    for key, value in extra.items():
+        snap.add(known(key.replace("__", "."), value, "test"))
+    return snap
+
+
+def run_check(check_id: str, snap: Snapshot) -> CheckResult:
+    chk = next(c for c in all_checks() if c.id == check_id)
+    return run_one(chk, snap)
+
+
+def finding_ids(result: CheckResult) -> list[str]:
+    return [f.id for f in result.findings]
+
+
+def cudoctor(args: Sequence[str], env: Mapping[str, str] | None = None, stdin: bytes | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run the real CLI in a child process."""
+    return subprocess.run(
+        [sys.executable, "-m", "cudoctor", *args], capture_output=True, text=stdin is None, input=stdin,
+        env=dict(os.environ if env is None else env), timeout=timeout, cwd=ROOT,
+    )
+
+
+needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs the CUDA toolkit's nvcc (present on these machines)")
+needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")

@@ -1,0 +1,96 @@
+"""ELF reading, fatbin arch lists and loader emulation on real files built here with gcc / nvcc."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cudoctor.facts.elf import ElfError, read_elf
+from cudoctor.facts.fatbin import fatbin_archs, sm_list
+from cudoctor.facts.loader import Loader, needed_closure, parse_ldconfig, resolve_needed
+from tests.conftest import needs_gcc, needs_nvcc
+
+
+def _cc(out: Path, src: str, *flags: str) -> Path:
+    c = out.with_suffix(".c")
+    c.write_text(src)
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(out), str(c), *flags], check=True, capture_output=True)
+    return out
+
+
+@pytest.fixture(scope="module")
+def layout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("elf")
+    for d in ("a", "b", "app"):
+        (root / d).mkdir()
+    for d in ("a", "b"):
+        _cc(root / d / "libdep.so.1", "int dep(void){return 1;}", "-Wl,-soname,libdep.so.1")
+    dep = ["-L", str(root / "a"), "-l:libdep.so.1"]
+    _cc(root / "app" / "librunpath.so", "int dep(void); int top(void){return dep();}", *dep, "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../a")
+    _cc(root / "app" / "librpath.so", "int dep(void); int top2(void){return dep();}", *dep, "-Wl,--disable-new-dtags,-rpath,$ORIGIN/../a")
+    _cc(root / "libmissing.so.3", "int gone(void){return 3;}", "-Wl,-soname,libmissing.so.3")
+    _cc(root / "app" / "libbroken.so", "int gone(void); int f(void){return gone();}", "-L", str(root), "-l:libmissing.so.3")
+    return root
+
+
+@needs_gcc
+def test_read_elf_dynamic_entries(layout: Path) -> None:
+    info = read_elf(str(layout / "app" / "librunpath.so"))
+    assert "libdep.so.1" in info.needed
+    assert info.runpath == ("$ORIGIN/../a",) and info.rpath == ()
+    assert read_elf(str(layout / "a" / "libdep.so.1")).soname == "libdep.so.1"
+    assert read_elf(str(layout / "app" / "librpath.so")).rpath == ("$ORIGIN/../a",)
+
+
+def test_read_elf_rejects_non_elf(tmp_path: Path) -> None:
+    bad = tmp_path / "libfake.so"
+    bad.write_bytes(b"not an elf file at all, just text" * 4)
+    with pytest.raises(ElfError, match="not an ELF"):
+        read_elf(str(bad))
+    with pytest.raises(ElfError):
+        read_elf(str(tmp_path / "absent.so"))
+
+
+@needs_gcc
+def test_ld_library_path_beats_runpath_but_not_rpath(layout: Path) -> None:
+    loader = Loader((str(layout / "b"),), {})
+    runpath = resolve_needed(str(layout / "app" / "librunpath.so"), loader, ["libdep.so.1"])["libdep.so.1"]
+    assert runpath.path == str(layout / "b" / "libdep.so.1") and runpath.via == "LD_LIBRARY_PATH"
+    assert [c[1] for c in runpath.candidates][:2] == ["LD_LIBRARY_PATH", "runpath"]
+    rpath = resolve_needed(str(layout / "app" / "librpath.so"), loader, ["libdep.so.1"])["libdep.so.1"]
+    assert rpath.path == str(layout / "a" / "libdep.so.1") and rpath.via == "rpath"
+
+
+@needs_gcc
+def test_unresolvable_needed_is_reported(layout: Path) -> None:
+    starts = [str(layout / "app" / "libbroken.so"), str(layout / "app" / "librunpath.so")]
+    closure = needed_closure(starts, Loader((), {}), follow_under=(str(layout),))
+    assert closure.missing == [("libmissing.so.3", starts[0])]
+    assert closure.resolved["libmissing.so.3"].path is None
+    assert closure.resolved["libdep.so.1"].path == str(layout / "a" / "libdep.so.1")
+
+
+def test_parse_ldconfig_keeps_64bit_entries() -> None:
+    text = "2 libs found in cache `/etc/ld.so.cache'\n\tlibcudart.so.13 (libc6,x86-64) => /usr/local/cuda-13.0/lib/libcudart.so.13\n\tlibfoo.so.1 (libc6) => /usr/lib32/libfoo.so.1\n"
+    assert parse_ldconfig(text) == {"libcudart.so.13": ["/usr/local/cuda-13.0/lib/libcudart.so.13"]}
+
+
+@needs_nvcc
+def test_fatbin_arch_list_from_real_nvcc_output(tmp_path: Path) -> None:
+    src = tmp_path / "k.cu"
+    src.write_text("__global__ void k(float *x){ x[threadIdx.x] *= 2.0f; }\nvoid launch(float *x){ k<<<1, 32>>>(x); }\n")
+    out = tmp_path / "libk.so"
+    gencode = ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90a,code=sm_90a", "-gencode", "arch=compute_90,code=compute_90"]
+    subprocess.run(["nvcc", "-shared", "-Xcompiler", "-fPIC", *gencode, "-o", str(out), str(src)], check=True, capture_output=True, timeout=300)
+    archs = fatbin_archs(str(out))
+    assert archs == {"sm_80", "sm_90a", "compute_90"}
+    assert sm_list(archs) == ["sm_80", "sm_90a", "compute_90"]
+
+
+@needs_gcc
+def test_fatbin_archs_empty_for_plain_library(layout: Path) -> None:
+    assert fatbin_archs(str(layout / "a" / "libdep.so.1")) == set()
+    assert fatbin_archs(os.devnull) is None

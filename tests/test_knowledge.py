@@ -1,0 +1,77 @@
+"""Knowledge tables: validation, lookups, and every signature's examples and counter-examples."""
+
+from __future__ import annotations
+
+import pytest
+
+from cudoctor import knowledge
+from cudoctor.explain import signatures
+
+
+def test_tables_validate() -> None:
+    assert knowledge.validate() == []
+
+
+def test_signatures_validate() -> None:
+    assert signatures.validate() == []
+
+
+@pytest.mark.parametrize("sig", signatures.load(), ids=lambda s: s.id)
+def test_signature_examples(sig: signatures.Signature) -> None:
+    for ex in sig.examples:
+        assert sig.regex.search(ex), ex
+        assert any(a in ex.lower() for a in sig.anchors), ex
+    for ex in sig.counter_examples:
+        assert not sig.regex.search(ex), ex
+
+
+def test_every_cause_has_a_check_or_signature() -> None:
+    from cudoctor.checks import all_checks
+
+    covered = {c.cause for c in all_checks()} | {cause for s in signatures.load() for cause in s.causes}
+    assert set(knowledge.causes()) - covered == set()
+
+
+@pytest.mark.parametrize(
+    ("name", "cc"),
+    [("NVIDIA GeForce RTX 3090", "8.6"), ("8x Tesla P40", "6.1"), ("A100-SXM4-80GB", "8.0"), ("NVIDIA A10G", "8.6"),
+     ("NVIDIA H200", "9.0"), ("Tesla V100-SXM2-16GB", "7.0"), ("GeForce GTX 1080 Ti", "6.1"), ("Tesla T4", "7.5"),
+     ("NVIDIA GeForce RTX 4090", "8.9"), ("DGX Spark (GB10)", "12.1"), ("TITAN Xp", "6.1"), ("Tesla K80", "3.7")],
+)
+def test_gpu_names_map_to_compute_capability(name: str, cc: str) -> None:
+    hit = knowledge.gpu_cc(name)
+    assert hit is not None and hit[0] == cc
+
+
+def test_unknown_gpu_name_is_none() -> None:
+    assert knowledge.gpu_cc("Radeon RX 7900") is None
+
+
+def test_driver_floor_uses_minor_version_compatibility() -> None:
+    assert knowledge.driver_floor("12.4") == ("525.60.13", "CUDA 12.x minor-version compatibility needs driver >= 525.60.13")
+    assert knowledge.driver_floor("10.0")[0] == "410.48"  # type: ignore[index]
+    assert knowledge.driver_floor("13.0")[0] == "580.65.06"  # type: ignore[index]
+    assert knowledge.max_cuda_for_driver("470.82.01") == "11.4"
+
+
+def test_arch_support_rules() -> None:
+    assert knowledge.arch_support((8, 6), ["sm_80"]) == "sass"  # same major, higher minor
+    assert knowledge.arch_support((9, 0), ["sm_80"]) == "none"  # never across majors
+    assert knowledge.arch_support((9, 0), ["8.0", "8.6+PTX"]) == "ptx"  # PTX JIT forward
+    assert knowledge.arch_support((9, 0), ["sm_90a"]) == "sass"
+    assert knowledge.arch_support((10, 0), ["sm_90a"]) == "none"  # arch-specific only on that CC
+    assert knowledge.arch_support((6, 1), ["7.5", "8.0", "compute_90"]) == "none"
+
+
+def test_torch_arch_lists() -> None:
+    archs, row = knowledge.torch_archs("2.5.1+cu124", "cu124")  # type: ignore[misc]
+    assert "9.0" in archs and "8.6" in archs and row["source"]
+    assert knowledge.torch_archs("2.13.0", "cu130")[0][0] == "7.5"  # type: ignore[index]
+    assert knowledge.torch_variant("2.5.1+cu124", None) == "cu124"
+    assert knowledge.torch_variant("1.4.0", "10.1") == "cu101"
+
+
+def test_tensorflow_tested_builds() -> None:
+    row = knowledge.tf_build("1.13.1")
+    assert row is not None and (row["cuda"], row["cudnn"]) == ("10.0", "7.4")
+    assert knowledge.tf_build("2.15.0")["cuda"] == "12.2"  # type: ignore[index]
