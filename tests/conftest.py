@@ -36,13 +36,25 @@ def finding_ids(result: CheckResult) -> list[str]:
     return [f.id for f in result.findings]
 
 
-def cudoctor(args: Sequence[str], env: Mapping[str, str] | None = None, stdin: bytes | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def cudoctor(
+    args: Sequence[str],
+    env: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
     """Run the real CLI in a child process."""
     return subprocess.run(
-        [sys.executable, "-m", "cudoctor", *args], capture_output=True, text=stdin is None, input=stdin,
-        env=dict(os.environ if env is None else env), timeout=timeout, cwd=ROOT,
+        [sys.executable, "-m", "cudoctor", *args],
+        capture_output=True,
+        text=stdin is None,
+        input=stdin,
+        env=dict(os.environ if env is None else env),
+        timeout=timeout,
+        cwd=ROOT,
     )
 
 
-needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs the CUDA toolkit's nvcc (present on these machines)")
+needs_nvcc = pytest.mark.skipif(
+    shutil.which("nvcc") is None, reason="needs the CUDA toolkit's nvcc (present on these machines)"
+)
 needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")

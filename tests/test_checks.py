@@ -10,11 +10,26 @@ from cudoctor.model import Snapshot, Status, absent
 from tests.conftest import finding_ids, run_check, stated
 
 A100_CU124 = {"gpu": "A100", "driver": "550.54.15", "framework_version": "torch 2.5.1+cu124"}
-TORCH_LIBS_OK = {"libcudart.so.12": {"path": "/site/nvidia/cuda_runtime/lib/libcudart.so.12", "via": "rpath", "candidates": [["/site/nvidia/cuda_runtime/lib/libcudart.so.12", "rpath"]]}}
+TORCH_LIBS_OK = {
+    "libcudart.so.12": {
+        "path": "/site/nvidia/cuda_runtime/lib/libcudart.so.12",
+        "via": "rpath",
+        "candidates": [["/site/nvidia/cuda_runtime/lib/libcudart.so.12", "rpath"]],
+    }
+}
 
 
 def torch_cuda(**over: Any) -> dict[str, Any]:
-    info = {"version": "2.5.1+cu124", "cuda": "12.4", "build": "cuda", "cudnn": "9.1.0.70", "location": "/site/torch", "libs": TORCH_LIBS_OK, "missing_needed": [], "broken": []}
+    info = {
+        "version": "2.5.1+cu124",
+        "cuda": "12.4",
+        "build": "cuda",
+        "cudnn": "9.1.0.70",
+        "location": "/site/torch",
+        "libs": TORCH_LIBS_OK,
+        "missing_needed": [],
+        "broken": [],
+    }
     info.update(over)
     return info
 
@@ -34,7 +49,9 @@ def test_driver_too_old_fires_with_values_in_title() -> None:
 
 
 def test_driver_too_old_silent_with_minor_version_compatibility() -> None:
-    assert outcome("driver-too-old", stated({"driver": "525.60.13", "framework_version": "torch 2.5.1+cu124"})) == ("ok", [])
+    assert outcome(
+        "driver-too-old", stated({"driver": "525.60.13", "framework_version": "torch 2.5.1+cu124"})
+    ) == ("ok", [])
     assert outcome("driver-too-old", stated(A100_CU124)) == ("ok", [])
 
 
@@ -47,7 +64,9 @@ def test_no_gpu_visible_cases() -> None:
     assert outcome("no-gpu-visible", hidden)[1] == ["cuda-visible-devices-hides-gpus"]
     bad_index = stated({"gpu": "A100"}, framework__torch=torch_cuda(), env={"CUDA_VISIBLE_DEVICES": "3"})
     assert outcome("no-gpu-visible", bad_index)[1] == ["cuda-visible-devices-bad-index"]
-    no_driver = stated({}, framework__torch=torch_cuda(), env={}, gpu__pci=[{"slot": "0000:01:00.0", "driver": "none"}])
+    no_driver = stated(
+        {}, framework__torch=torch_cuda(), env={}, gpu__pci=[{"slot": "0000:01:00.0", "driver": "none"}]
+    )
     no_driver.add(absent("driver.version", "test", "no driver"))
     assert outcome("no-gpu-visible", no_driver)[1] == ["no-driver"]
     healthy = stated(A100_CU124, env={"CUDA_VISIBLE_DEVICES": "0"})
@@ -62,17 +81,28 @@ def test_cuinit_failed(rc: int, ids: list[str]) -> None:
 
 
 def test_nvml_driver_mismatch() -> None:
-    assert outcome("nvml-driver-mismatch", stated({}, driver__nvml_error="Driver/library version mismatch"))[1] == ["nvml-driver-mismatch"]
-    assert outcome("nvml-driver-mismatch", stated({}, driver__nvml_error="Insufficient Permissions")) == ("ok", [])
+    assert outcome("nvml-driver-mismatch", stated({}, driver__nvml_error="Driver/library version mismatch"))[
+        1
+    ] == ["nvml-driver-mismatch"]
+    assert outcome("nvml-driver-mismatch", stated({}, driver__nvml_error="Insufficient Permissions")) == (
+        "ok",
+        [],
+    )
     assert outcome("nvml-driver-mismatch", stated({}))[0] == "unknown"
 
 
 def test_toolkit_newer_than_driver() -> None:
-    fired = outcome("toolkit-newer-than-driver", stated({"driver": "470.82.01 (CUDA 11.4)", "system_cuda": "11.7 (nvcc/ptxas)"}))[1]
+    fired = outcome(
+        "toolkit-newer-than-driver",
+        stated({"driver": "470.82.01 (CUDA 11.4)", "system_cuda": "11.7 (nvcc/ptxas)"}),
+    )[1]
     assert fired == ["ptxas-newer-than-driver-cuda"]
     too_old = outcome("toolkit-newer-than-driver", stated({"driver": "440.33", "system_cuda": "12.1"}))[1]
     assert "toolkit-needs-newer-driver" in too_old
-    assert outcome("toolkit-newer-than-driver", stated({"driver": "550.54.15", "system_cuda": "12.4"})) == ("ok", [])
+    assert outcome("toolkit-newer-than-driver", stated({"driver": "550.54.15", "system_cuda": "12.4"})) == (
+        "ok",
+        [],
+    )
     assert outcome("toolkit-newer-than-driver", stated({"system_cuda": "12.4"}))[0] == "unknown"
 
 
@@ -89,7 +119,9 @@ def test_cpu_only_build() -> None:
     snap = stated({"gpu": "RTX 3090", "framework_version": "torch 2.3.0+cpu"})
     r = run_check("cpu-only-build", snap)
     assert finding_ids(r) == ["cpu-only-torch"] and "RTX 3090" in r.findings[0].title
-    windows_tf = stated({"gpu": "RTX 3090", "os": "Windows 11"}, framework__tensorflow={"version": "2.15.0", "build": "cpu"})
+    windows_tf = stated(
+        {"gpu": "RTX 3090", "os": "Windows 11"}, framework__tensorflow={"version": "2.15.0", "build": "cpu"}
+    )
     assert "native Windows" in run_check("cpu-only-build", windows_tf).findings[0].title
     assert outcome("cpu-only-build", stated(A100_CU124)) == ("ok", [])
     assert outcome("cpu-only-build", stated({"framework_version": "torch 2.3.0+cpu"}))[0] == "unknown"
@@ -100,9 +132,15 @@ def test_arch_unsupported_both_directions() -> None:
     assert outcome("arch-unsupported", too_new)[1] == ["arch-unsupported"]
     dropped = stated({"gpu": "GTX 1080", "framework_version": "torch 2.13.0+cu130"})
     r = run_check("arch-unsupported", dropped)
-    assert finding_ids(r) == ["arch-unsupported"] and "sm_61" not in r.findings[0].title and "7.5" in r.findings[0].title
+    assert (
+        finding_ids(r) == ["arch-unsupported"]
+        and "sm_61" not in r.findings[0].title
+        and "7.5" in r.findings[0].title
+    )
     assert any("cu126" in s for s in r.findings[0].fix)
-    turing_cuda9 = stated({"gpu": "RTX 2080 Ti", "framework_version": "1.0.1", "framework_cuda": "9.0"}, hint="torch")
+    turing_cuda9 = stated(
+        {"gpu": "RTX 2080 Ti", "framework_version": "1.0.1", "framework_cuda": "9.0"}, hint="torch"
+    )
     assert outcome("arch-unsupported", turing_cuda9)[1] == ["arch-newer-than-build-cuda"]
     fatbin = stated({"gpu": "H100"}, framework__torch=torch_cuda(archs=["sm_80", "compute_80"]))
     assert outcome("arch-unsupported", fatbin)[1] == ["arch-ptx-jit-only"]
@@ -114,7 +152,12 @@ def test_broken_install() -> None:
     broken = stated({}, framework__torch=torch_cuda(broken=["/site/torch/lib/libtorch_cpu.so is missing"]))
     r = run_check("broken-install", broken)
     assert finding_ids(r) == ["broken-torch"] and "libtorch_cpu.so" in r.findings[0].title
-    meta = stated({}, python__package_problems=["/site/foo-1.0.dist-info: unreadable metadata (METADATA has no Name or Version header)"])
+    meta = stated(
+        {},
+        python__package_problems=[
+            "/site/foo-1.0.dist-info: unreadable metadata (METADATA has no Name or Version header)"
+        ],
+    )
     assert outcome("broken-install", meta)[1] == ["broken-metadata"]
     assert outcome("broken-install", stated({}, framework__torch=torch_cuda())) == ("ok", [])
     assert outcome("broken-install", stated({}))[0] == "unknown"
@@ -122,7 +165,10 @@ def test_broken_install() -> None:
 
 # ---------------------------------------------------------------- libraries
 def test_cuda_libs_missing_and_cudnn_redirect() -> None:
-    libs = {"libcublas.so.12": {"path": None, "via": "", "candidates": []}, "libcudnn.so.9": {"path": None, "via": "", "candidates": []}}
+    libs = {
+        "libcublas.so.12": {"path": None, "via": "", "candidates": []},
+        "libcudnn.so.9": {"path": None, "via": "", "candidates": []},
+    }
     r = run_check("cuda-libs-missing", stated({}, framework__torch=torch_cuda(libs=libs)))
     assert sorted(finding_ids(r)) == ["lib-missing-cublas", "lib-missing-cudnn"]
     assert {f.cause for f in r.findings} == {"cuda-libs-missing", "cudnn-mismatch"}
@@ -131,8 +177,16 @@ def test_cuda_libs_missing_and_cudnn_redirect() -> None:
 
 
 def test_library_shadowed_by_ld_library_path() -> None:
-    shadow = {"libnvJitLink.so.12": {"path": "/usr/local/cuda-12.1/lib64/libnvJitLink.so.12", "via": "LD_LIBRARY_PATH",
-                                      "candidates": [["/usr/local/cuda-12.1/lib64/libnvJitLink.so.12", "LD_LIBRARY_PATH"], ["/site/nvidia/nvjitlink/lib/libnvJitLink.so.12", "runpath"]]}}
+    shadow = {
+        "libnvJitLink.so.12": {
+            "path": "/usr/local/cuda-12.1/lib64/libnvJitLink.so.12",
+            "via": "LD_LIBRARY_PATH",
+            "candidates": [
+                ["/usr/local/cuda-12.1/lib64/libnvJitLink.so.12", "LD_LIBRARY_PATH"],
+                ["/site/nvidia/nvjitlink/lib/libnvJitLink.so.12", "runpath"],
+            ],
+        }
+    }
     r = run_check("library-shadowed", stated({}, framework__torch=torch_cuda(libs=shadow)))
     assert finding_ids(r) == ["shadowed-nvJitLink"] and "/usr/local/cuda-12.1/lib64" in r.findings[0].fix[0]
     assert outcome("library-shadowed", stated({}, framework__torch=torch_cuda())) == ("ok", [])
@@ -140,7 +194,10 @@ def test_library_shadowed_by_ld_library_path() -> None:
 
 
 def test_cudnn_version_mismatch() -> None:
-    snap = stated({"cudnn": "8.9.7", "framework_version": "torch 2.5.1+cu124"}, framework__torch=torch_cuda(cudnn="9.1.0.70"))
+    snap = stated(
+        {"cudnn": "8.9.7", "framework_version": "torch 2.5.1+cu124"},
+        framework__torch=torch_cuda(cudnn="9.1.0.70"),
+    )
     assert outcome("cudnn-version-mismatch", snap)[1] == ["cudnn-version-mismatch"]
     ok = stated({"cudnn": "9.3.0"}, framework__torch=torch_cuda(cudnn="9.1.0.70"))
     assert outcome("cudnn-version-mismatch", ok) == ("ok", [])
@@ -151,20 +208,35 @@ def test_tf_cuda_mismatch() -> None:
     snap = stated({"framework_version": "tensorflow-gpu 1.13.1", "system_cuda": "10.1"})
     r = run_check("tf-cuda-mismatch", snap)
     assert finding_ids(r) == ["tf-cuda-mismatch"] and "10.0" in r.findings[0].title
-    assert outcome("tf-cuda-mismatch", stated({"framework_version": "tensorflow-gpu 1.13.1", "system_cuda": "10.0"})) == ("ok", [])
+    assert outcome(
+        "tf-cuda-mismatch", stated({"framework_version": "tensorflow-gpu 1.13.1", "system_cuda": "10.0"})
+    ) == ("ok", [])
     assert outcome("tf-cuda-mismatch", stated({"framework_version": "tensorflow-gpu 1.13.1"}))[0] == "unknown"
 
 
 # ---------------------------------------------------------------- compilers
 def _toolkit(version: str, ptxas: str | None = "/opt/cuda/bin/ptxas", **more: Any) -> dict[str, Any]:
-    return {"root": "/opt/cuda", "realpath": "/opt/cuda", "version": version, "ptxas": ptxas, "libdevice": "/opt/cuda/nvvm/libdevice/libdevice.10.bc", **more}
+    return {
+        "root": "/opt/cuda",
+        "realpath": "/opt/cuda",
+        "version": version,
+        "ptxas": ptxas,
+        "libdevice": "/opt/cuda/nvvm/libdevice/libdevice.10.bc",
+        **more,
+    }
 
 
 JAX_CUDA12 = {"version": "0.6.1", "build": "cuda", "cuda": "12.0", "plugins": {"jax-cuda12-plugin": "0.6.1"}}
 
 
 def test_ptxas_missing() -> None:
-    snap = stated({}, framework__jax=JAX_CUDA12, cuda__toolkits=[], cuda__path_tools={"ptxas": {"first": None}}, python__nvidia_wheels=[])
+    snap = stated(
+        {},
+        framework__jax=JAX_CUDA12,
+        cuda__toolkits=[],
+        cuda__path_tools={"ptxas": {"first": None}},
+        python__nvidia_wheels=[],
+    )
     assert outcome("ptxas-missing", snap)[1] == ["ptxas-missing"]
     ok = stated({}, framework__jax=JAX_CUDA12, cuda__toolkits=[_toolkit("12.4")], python__nvidia_wheels=[])
     assert outcome("ptxas-missing", ok) == ("ok", [])
@@ -172,59 +244,137 @@ def test_ptxas_missing() -> None:
 
 
 def test_ptxas_version_mismatch() -> None:
-    tools = {"ptxas": {"first": "/opt/cuda/bin/ptxas", "resolved": "/opt/cuda/bin/ptxas", "all": ["/opt/cuda/bin/ptxas"]}}
-    old = stated({}, framework__jax=JAX_CUDA12, cuda__toolkits=[_toolkit("11.2", ptxas_version={"version": "11.2.152"})], cuda__path_tools=tools)
+    tools = {
+        "ptxas": {
+            "first": "/opt/cuda/bin/ptxas",
+            "resolved": "/opt/cuda/bin/ptxas",
+            "all": ["/opt/cuda/bin/ptxas"],
+        }
+    }
+    old = stated(
+        {},
+        framework__jax=JAX_CUDA12,
+        cuda__toolkits=[_toolkit("11.2", ptxas_version={"version": "11.2.152"})],
+        cuda__path_tools=tools,
+    )
     assert outcome("ptxas-version-mismatch", old)[1] == ["ptxas-too-old"]
-    newer = stated({"driver": "550.54.15 (CUDA 12.4)"}, framework__jax=JAX_CUDA12, cuda__toolkits=[_toolkit("12.8", ptxas_version={"version": "12.8.93"})], cuda__path_tools=tools)
+    newer = stated(
+        {"driver": "550.54.15 (CUDA 12.4)"},
+        framework__jax=JAX_CUDA12,
+        cuda__toolkits=[_toolkit("12.8", ptxas_version={"version": "12.8.93"})],
+        cuda__path_tools=tools,
+    )
     assert outcome("ptxas-version-mismatch", newer)[1] == ["ptxas-newer-than-driver"]
-    ok = stated({"driver": "550.54.15 (CUDA 12.4)"}, framework__jax=JAX_CUDA12, cuda__toolkits=[_toolkit("12.4", ptxas_version={"version": "12.4.131"})], cuda__path_tools=tools)
+    ok = stated(
+        {"driver": "550.54.15 (CUDA 12.4)"},
+        framework__jax=JAX_CUDA12,
+        cuda__toolkits=[_toolkit("12.4", ptxas_version={"version": "12.4.131"})],
+        cuda__path_tools=tools,
+    )
     assert outcome("ptxas-version-mismatch", ok) == ("ok", [])
     assert outcome("ptxas-version-mismatch", stated({}, framework__jax=JAX_CUDA12))[0] == "unknown"
 
 
 def test_libdevice_missing() -> None:
-    snap = stated({}, framework__jax=JAX_CUDA12, cuda__toolkits=[_toolkit("12.4", libdevice=None)], env={}, python__nvidia_wheels=[])
+    snap = stated(
+        {},
+        framework__jax=JAX_CUDA12,
+        cuda__toolkits=[_toolkit("12.4", libdevice=None)],
+        env={},
+        python__nvidia_wheels=[],
+    )
     assert outcome("libdevice-missing", snap)[1] == ["libdevice-missing"]
-    flagged = stated({}, framework__jax=JAX_CUDA12, cuda__toolkits=[_toolkit("12.4", libdevice=None)], env={"XLA_FLAGS": "--xla_gpu_cuda_data_dir=/opt/cuda"}, python__nvidia_wheels=[])
+    flagged = stated(
+        {},
+        framework__jax=JAX_CUDA12,
+        cuda__toolkits=[_toolkit("12.4", libdevice=None)],
+        env={"XLA_FLAGS": "--xla_gpu_cuda_data_dir=/opt/cuda"},
+        python__nvidia_wheels=[],
+    )
     assert outcome("libdevice-missing", flagged) == ("ok", [])
     assert outcome("libdevice-missing", stated({}, framework__jax=JAX_CUDA12))[0] == "unknown"
 
 
 def test_ptxas_broken() -> None:
-    snap = stated({}, cuda__toolkits=[_toolkit("12.4", ptxas_version={"error": "/opt/cuda/bin/ptxas --version: timed out after 5 s"})])
+    snap = stated(
+        {},
+        cuda__toolkits=[
+            _toolkit("12.4", ptxas_version={"error": "/opt/cuda/bin/ptxas --version: timed out after 5 s"})
+        ],
+    )
     r = run_check("ptxas-broken", snap)
     assert finding_ids(r) == ["ptxas-broken"] and "/opt/cuda/bin/ptxas" in r.findings[0].title
-    assert outcome("ptxas-broken", stated({}, cuda__toolkits=[_toolkit("12.4", ptxas_version={"version": "12.4.131"})])) == ("ok", [])
+    assert outcome(
+        "ptxas-broken", stated({}, cuda__toolkits=[_toolkit("12.4", ptxas_version={"version": "12.4.131"})])
+    ) == ("ok", [])
     assert outcome("ptxas-broken", stated({}))[0] == "unknown"
 
 
 # ---------------------------------------------------------------- environment
 def test_env_path_missing_suggests_installed_toolkit() -> None:
-    paths = {"CUDA_HOME": [{"path": "/usr/local/cuda-13.1", "exists": False, "readable": False}],
-             "LD_LIBRARY_PATH": [{"path": "/usr/local/cuda-11.8/lib64", "exists": False, "readable": False}, {"path": "/opt/other/lib", "exists": False, "readable": False}]}
-    snap = stated({}, env__paths=paths, env={"CUDA_HOME": "/usr/local/cuda-13.1"}, cuda__toolkits=[{"root": "/usr/local/cuda-13.0", "realpath": "/usr/local/cuda-13.0", "version": "13.0"}])
+    paths = {
+        "CUDA_HOME": [{"path": "/usr/local/cuda-13.1", "exists": False, "readable": False}],
+        "LD_LIBRARY_PATH": [
+            {"path": "/usr/local/cuda-11.8/lib64", "exists": False, "readable": False},
+            {"path": "/opt/other/lib", "exists": False, "readable": False},
+        ],
+    }
+    snap = stated(
+        {},
+        env__paths=paths,
+        env={"CUDA_HOME": "/usr/local/cuda-13.1"},
+        cuda__toolkits=[
+            {"root": "/usr/local/cuda-13.0", "realpath": "/usr/local/cuda-13.0", "version": "13.0"}
+        ],
+    )
     r = run_check("env-path-missing", snap)
     assert finding_ids(r) == ["env-cuda-home-missing", "env-ld-library-path-missing"]
     assert r.findings[0].fix[0] == "export CUDA_HOME=/usr/local/cuda-13.0"
-    healthy = stated({}, env__paths={"CUDA_HOME": [{"path": "/usr/local/cuda", "exists": True, "readable": True}]})
+    healthy = stated(
+        {}, env__paths={"CUDA_HOME": [{"path": "/usr/local/cuda", "exists": True, "readable": True}]}
+    )
     assert outcome("env-path-missing", healthy) == ("ok", [])
     assert outcome("env-path-missing", stated({}))[0] == "unknown"
 
 
 def test_cuda_home_not_path_toolkit_and_path_order() -> None:
-    tks = [{"root": "/usr/local/cuda-11.8", "realpath": "/usr/local/cuda-11.8", "version": "11.8"}, {"root": "/usr/local/cuda-12.4", "realpath": "/usr/local/cuda-12.4", "version": "12.4"}]
-    tools = {"nvcc": {"first": "/usr/local/cuda-11.8/bin/nvcc", "resolved": "/usr/local/cuda-11.8/bin/nvcc", "all": ["/usr/local/cuda-11.8/bin/nvcc", "/usr/local/cuda-12.4/bin/nvcc"]}, "ptxas": {"all": []}}
+    tks = [
+        {"root": "/usr/local/cuda-11.8", "realpath": "/usr/local/cuda-11.8", "version": "11.8"},
+        {"root": "/usr/local/cuda-12.4", "realpath": "/usr/local/cuda-12.4", "version": "12.4"},
+    ]
+    tools = {
+        "nvcc": {
+            "first": "/usr/local/cuda-11.8/bin/nvcc",
+            "resolved": "/usr/local/cuda-11.8/bin/nvcc",
+            "all": ["/usr/local/cuda-11.8/bin/nvcc", "/usr/local/cuda-12.4/bin/nvcc"],
+        },
+        "ptxas": {"all": []},
+    }
     snap = stated({}, env={"CUDA_HOME": "/usr/local/cuda-12.4"}, cuda__toolkits=tks, cuda__path_tools=tools)
     assert outcome("cuda-home-not-path-toolkit", snap)[1] == ["cuda-home-not-path-toolkit"]
     assert outcome("toolkits-shadow-on-path", snap)[1] == ["nvcc-older-first-on-path"]
-    same = stated({}, env={"CUDA_HOME": "/usr/local/cuda-11.8"}, cuda__toolkits=tks[:1], cuda__path_tools={"nvcc": {"resolved": "/usr/local/cuda-11.8/bin/nvcc", "all": ["/usr/local/cuda-11.8/bin/nvcc"]}})
+    same = stated(
+        {},
+        env={"CUDA_HOME": "/usr/local/cuda-11.8"},
+        cuda__toolkits=tks[:1],
+        cuda__path_tools={
+            "nvcc": {"resolved": "/usr/local/cuda-11.8/bin/nvcc", "all": ["/usr/local/cuda-11.8/bin/nvcc"]}
+        },
+    )
     assert outcome("cuda-home-not-path-toolkit", same) == ("ok", [])
     assert outcome("toolkits-shadow-on-path", same) == ("ok", [])
     assert outcome("cuda-home-not-path-toolkit", stated({}))[0] == "unknown"
 
 
 # ---------------------------------------------------------------- memory and health
-GPU_BUSY = {"index": 0, "name": "NVIDIA A100", "cc": "8.0", "memory_total_mib": 81920, "memory_used_mib": 79000, "processes": [{"pid": 4242, "used_mib": 78000}]}
+GPU_BUSY = {
+    "index": 0,
+    "name": "NVIDIA A100",
+    "cc": "8.0",
+    "memory_total_mib": 81920,
+    "memory_used_mib": 79000,
+    "processes": [{"pid": 4242, "used_mib": 78000}],
+}
 
 
 def test_gpu_memory_held_and_preallocation() -> None:
@@ -232,7 +382,9 @@ def test_gpu_memory_held_and_preallocation() -> None:
     snap = stated({}, gpu__devices=[GPU_BUSY], framework__tensorflow=tf, env={})
     assert outcome("gpu-memory-held", snap)[1] == ["gpu-memory-held"]
     assert outcome("preallocation-with-shared-gpu", snap)[1] == ["tensorflow-preallocates"]
-    grown = stated({}, gpu__devices=[GPU_BUSY], framework__tensorflow=tf, env={"TF_FORCE_GPU_ALLOW_GROWTH": "true"})
+    grown = stated(
+        {}, gpu__devices=[GPU_BUSY], framework__tensorflow=tf, env={"TF_FORCE_GPU_ALLOW_GROWTH": "true"}
+    )
     assert outcome("preallocation-with-shared-gpu", grown) == ("ok", [])
     idle = dict(GPU_BUSY, memory_used_mib=10, processes=[])
     assert outcome("gpu-memory-held", stated({}, gpu__devices=[idle])) == ("ok", [])
@@ -249,8 +401,15 @@ def test_gpu_memory_errors() -> None:
 
 # ---------------------------------------------------------------- CPU
 def test_duplicate_openmp() -> None:
-    libs = [{"kind": "openmp", "lib": "libgomp.so.1", "path": "/site/torch/lib/libgomp.so.1", "package": "torch"},
-            {"kind": "openmp", "lib": "libiomp5.so", "path": "/site/../../libiomp5.so", "package": "intel-openmp"}]
+    libs = [
+        {"kind": "openmp", "lib": "libgomp.so.1", "path": "/site/torch/lib/libgomp.so.1", "package": "torch"},
+        {
+            "kind": "openmp",
+            "lib": "libiomp5.so",
+            "path": "/site/../../libiomp5.so",
+            "package": "intel-openmp",
+        },
+    ]
     assert outcome("duplicate-openmp", stated({}, cpu__runtime_libs=libs))[1] == ["duplicate-openmp"]
     assert outcome("duplicate-openmp", stated({}, cpu__runtime_libs=libs[:1])) == ("ok", [])
     assert outcome("duplicate-openmp", stated({}))[0] == "unknown"
@@ -258,9 +417,17 @@ def test_duplicate_openmp() -> None:
 
 def test_cpu_lacks_avx() -> None:
     tf = {"version": "2.15.0", "build": "cpu"}
-    snap = stated({}, host__cpu={"model": "Intel Celeron N4000", "flags": ["sse4_1", "sse4_2"], "all_flags_known": True}, framework__tensorflow=tf)
+    snap = stated(
+        {},
+        host__cpu={"model": "Intel Celeron N4000", "flags": ["sse4_1", "sse4_2"], "all_flags_known": True},
+        framework__tensorflow=tf,
+    )
     assert outcome("cpu-lacks-avx", snap)[1] == ["cpu-lacks-avx"]
-    avx = stated({}, host__cpu={"model": "EPYC", "flags": ["avx", "avx2"], "all_flags_known": True}, framework__tensorflow=tf)
+    avx = stated(
+        {},
+        host__cpu={"model": "EPYC", "flags": ["avx", "avx2"], "all_flags_known": True},
+        framework__tensorflow=tf,
+    )
     assert outcome("cpu-lacks-avx", avx) == ("ok", [])
     assert outcome("cpu-lacks-avx", stated({}))[0] == "unknown"
 

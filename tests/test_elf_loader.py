@@ -17,7 +17,9 @@ from tests.conftest import needs_gcc, needs_nvcc
 def _cc(out: Path, src: str, *flags: str) -> Path:
     c = out.with_suffix(".c")
     c.write_text(src)
-    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(out), str(c), *flags], check=True, capture_output=True)
+    subprocess.run(
+        ["gcc", "-shared", "-fPIC", "-o", str(out), str(c), *flags], check=True, capture_output=True
+    )
     return out
 
 
@@ -29,10 +31,26 @@ def layout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for d in ("a", "b"):
         _cc(root / d / "libdep.so.1", "int dep(void){return 1;}", "-Wl,-soname,libdep.so.1")
     dep = ["-L", str(root / "a"), "-l:libdep.so.1"]
-    _cc(root / "app" / "librunpath.so", "int dep(void); int top(void){return dep();}", *dep, "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../a")
-    _cc(root / "app" / "librpath.so", "int dep(void); int top2(void){return dep();}", *dep, "-Wl,--disable-new-dtags,-rpath,$ORIGIN/../a")
+    _cc(
+        root / "app" / "librunpath.so",
+        "int dep(void); int top(void){return dep();}",
+        *dep,
+        "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../a",
+    )
+    _cc(
+        root / "app" / "librpath.so",
+        "int dep(void); int top2(void){return dep();}",
+        *dep,
+        "-Wl,--disable-new-dtags,-rpath,$ORIGIN/../a",
+    )
     _cc(root / "libmissing.so.3", "int gone(void){return 3;}", "-Wl,-soname,libmissing.so.3")
-    _cc(root / "app" / "libbroken.so", "int gone(void); int f(void){return gone();}", "-L", str(root), "-l:libmissing.so.3")
+    _cc(
+        root / "app" / "libbroken.so",
+        "int gone(void); int f(void){return gone();}",
+        "-L",
+        str(root),
+        "-l:libmissing.so.3",
+    )
     return root
 
 
@@ -81,10 +99,24 @@ def test_parse_ldconfig_keeps_64bit_entries() -> None:
 @needs_nvcc
 def test_fatbin_arch_list_from_real_nvcc_output(tmp_path: Path) -> None:
     src = tmp_path / "k.cu"
-    src.write_text("__global__ void k(float *x){ x[threadIdx.x] *= 2.0f; }\nvoid launch(float *x){ k<<<1, 32>>>(x); }\n")
+    src.write_text(
+        "__global__ void k(float *x){ x[threadIdx.x] *= 2.0f; }\nvoid launch(float *x){ k<<<1, 32>>>(x); }\n"
+    )
     out = tmp_path / "libk.so"
-    gencode = ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90a,code=sm_90a", "-gencode", "arch=compute_90,code=compute_90"]
-    subprocess.run(["nvcc", "-shared", "-Xcompiler", "-fPIC", *gencode, "-o", str(out), str(src)], check=True, capture_output=True, timeout=300)
+    gencode = [
+        "-gencode",
+        "arch=compute_80,code=sm_80",
+        "-gencode",
+        "arch=compute_90a,code=sm_90a",
+        "-gencode",
+        "arch=compute_90,code=compute_90",
+    ]
+    subprocess.run(
+        ["nvcc", "-shared", "-Xcompiler", "-fPIC", *gencode, "-o", str(out), str(src)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     archs = fatbin_archs(str(out))
     assert archs == {"sm_80", "sm_90a", "compute_90"}
     assert sm_list(archs) == ["sm_80", "sm_90a", "compute_90"]

@@ -34,9 +34,20 @@ def test_every_cause_has_a_check_or_signature() -> None:
 
 @pytest.mark.parametrize(
     ("name", "cc"),
-    [("NVIDIA GeForce RTX 3090", "8.6"), ("8x Tesla P40", "6.1"), ("A100-SXM4-80GB", "8.0"), ("NVIDIA A10G", "8.6"),
-     ("NVIDIA H200", "9.0"), ("Tesla V100-SXM2-16GB", "7.0"), ("GeForce GTX 1080 Ti", "6.1"), ("Tesla T4", "7.5"),
-     ("NVIDIA GeForce RTX 4090", "8.9"), ("DGX Spark (GB10)", "12.1"), ("TITAN Xp", "6.1"), ("Tesla K80", "3.7")],
+    [
+        ("NVIDIA GeForce RTX 3090", "8.6"),
+        ("8x Tesla P40", "6.1"),
+        ("A100-SXM4-80GB", "8.0"),
+        ("NVIDIA A10G", "8.6"),
+        ("NVIDIA H200", "9.0"),
+        ("Tesla V100-SXM2-16GB", "7.0"),
+        ("GeForce GTX 1080 Ti", "6.1"),
+        ("Tesla T4", "7.5"),
+        ("NVIDIA GeForce RTX 4090", "8.9"),
+        ("DGX Spark (GB10)", "12.1"),
+        ("TITAN Xp", "6.1"),
+        ("Tesla K80", "3.7"),
+    ],
 )
 def test_gpu_names_map_to_compute_capability(name: str, cc: str) -> None:
     hit = knowledge.gpu_cc(name)
@@ -48,7 +59,10 @@ def test_unknown_gpu_name_is_none() -> None:
 
 
 def test_driver_floor_uses_minor_version_compatibility() -> None:
-    assert knowledge.driver_floor("12.4") == ("525.60.13", "CUDA 12.x minor-version compatibility needs driver >= 525.60.13")
+    assert knowledge.driver_floor("12.4") == (
+        "525.60.13",
+        "CUDA 12.x minor-version compatibility needs driver >= 525.60.13",
+    )
     assert knowledge.driver_floor("10.0")[0] == "410.48"  # type: ignore[index]
     assert knowledge.driver_floor("13.0")[0] == "580.65.06"  # type: ignore[index]
     assert knowledge.max_cuda_for_driver("470.82.01") == "11.4"

@@ -44,25 +44,61 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"cudoctor {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    chk = sub.add_parser("check", help="check this machine (or stated facts) layer by layer", epilog=EPILOG_CHECK, formatter_class=argparse.RawDescriptionHelpFormatter)
+    chk = sub.add_parser(
+        "check",
+        help="check this machine (or stated facts) layer by layer",
+        epilog=EPILOG_CHECK,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     _source_args(chk)
-    chk.add_argument("-v", "--verbose", action="store_true", help="show every fact with its source, and checks that could not decide")
-    chk.add_argument("--list-checks", action="store_true", help="list every check id with what it looks for, then exit")
-    chk.add_argument("--only", action="append", default=[], metavar="ID", help="run only this check (repeatable)")
-    chk.add_argument("--ignore", action="append", default=[], metavar="ID", help="skip this check (repeatable)")
+    chk.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="show every fact with its source, and checks that could not decide",
+    )
+    chk.add_argument(
+        "--list-checks", action="store_true", help="list every check id with what it looks for, then exit"
+    )
+    chk.add_argument(
+        "--only", action="append", default=[], metavar="ID", help="run only this check (repeatable)"
+    )
+    chk.add_argument(
+        "--ignore", action="append", default=[], metavar="ID", help="skip this check (repeatable)"
+    )
 
-    exp = sub.add_parser("explain", help="find the root error in a log or traceback and rank its causes", epilog=EPILOG_EXPLAIN, formatter_class=argparse.RawDescriptionHelpFormatter)
+    exp = sub.add_parser(
+        "explain",
+        help="find the root error in a log or traceback and rank its causes",
+        epilog=EPILOG_EXPLAIN,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     exp.add_argument("log", help="log file, or - for standard input")
     _source_args(exp)
-    exp.add_argument("-v", "--verbose", action="store_true", help="show every matched line and the reasoning behind each rank")
+    exp.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="show every matched line and the reasoning behind each rank",
+    )
     return parser
 
 
 def _source_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--facts", metavar="FACTS.json", help="facts a person stated (keys: gpu, compute_capability, driver, framework_version, framework_cuda, system_cuda, cudnn, os, python, container, other)")
-    p.add_argument("--snapshot", metavar="FILE", help="use a saved snapshot (or a `cudoctor check --format json` document)")
+    p.add_argument(
+        "--facts",
+        metavar="FACTS.json",
+        help="facts a person stated (keys: gpu, compute_capability, driver, framework_version, framework_cuda, system_cuda, cudnn, os, python, container, other)",
+    )
+    p.add_argument(
+        "--snapshot",
+        metavar="FILE",
+        help="use a saved snapshot (or a `cudoctor check --format json` document)",
+    )
     p.add_argument("--no-live", action="store_true", help="do not mix in this machine's facts")
-    p.add_argument("--format", choices=("text", "json", "markdown"), default="text", help="output format (default: text)")
+    p.add_argument(
+        "--format", choices=("text", "json", "markdown"), default="text", help="output format (default: text)"
+    )
 
 
 def cmd_check(args: argparse.Namespace) -> int:

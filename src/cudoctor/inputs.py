@@ -58,7 +58,9 @@ def load_snapshot(path: str) -> Snapshot:
         raise InputError(f"{path}: {exc}") from None
 
 
-def build_snapshot(facts: str | None, snapshot: str | None, live: bool, framework_hint: str | None = None) -> Snapshot:
+def build_snapshot(
+    facts: str | None, snapshot: str | None, live: bool, framework_hint: str | None = None
+) -> Snapshot:
     """Stated facts win over a saved snapshot, which wins over this machine's live facts."""
     layers: list[Snapshot] = []
     if facts:

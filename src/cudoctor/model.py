@@ -132,7 +132,9 @@ class Snapshot:
             raise ValueError("not a cudoctor snapshot: no 'facts' object")
         schema = data.get("schema", SCHEMA_VERSION)
         if not isinstance(schema, int) or schema > SCHEMA_VERSION:
-            raise ValueError(f"snapshot schema {schema!r} is newer than this cudoctor understands ({SCHEMA_VERSION})")
+            raise ValueError(
+                f"snapshot schema {schema!r} is newer than this cudoctor understands ({SCHEMA_VERSION})"
+            )
         facts = {k: Fact.from_json(k, v) for k, v in data["facts"].items() if isinstance(v, Mapping)}
         return cls(facts, origin="file", created=str(data.get("created", "")))
 

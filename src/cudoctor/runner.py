@@ -82,14 +82,26 @@ def run(
             start_new_session=True,
         )
     except OSError as exc:
-        return RunResult(tuple(argv), None, "", "", time.perf_counter() - start, f"cannot run {argv[0]}: {exc.strerror or exc}")
+        return RunResult(
+            tuple(argv),
+            None,
+            "",
+            "",
+            time.perf_counter() - start,
+            f"cannot run {argv[0]}: {exc.strerror or exc}",
+        )
     try:
         out, err = proc.communicate(stdin_data, timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill_group(proc)
         out, err = proc.communicate()
         return RunResult(
-            tuple(argv), None, _text(out), _text(err), time.perf_counter() - start, f"timed out after {timeout:g} s"
+            tuple(argv),
+            None,
+            _text(out),
+            _text(err),
+            time.perf_counter() - start,
+            f"timed out after {timeout:g} s",
         )
     return RunResult(tuple(argv), proc.returncode, _text(out), _text(err), time.perf_counter() - start)
 
@@ -98,7 +110,9 @@ def _text(data: bytes | None) -> str:
     return (data or b"").decode("utf-8", "replace")
 
 
-def run_python(code: str, timeout: float, python: str | None = None, env: Mapping[str, str] | None = None) -> RunResult:
+def run_python(
+    code: str, timeout: float, python: str | None = None, env: Mapping[str, str] | None = None
+) -> RunResult:
     """Run a snippet in an isolated interpreter (-I: no user site, no cwd on sys.path)."""
     argv = [python or sys.executable, "-I", "-X", "faulthandler", "-c", code]
     child_env = dict(os.environ if env is None else env)

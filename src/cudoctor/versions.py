@@ -63,7 +63,7 @@ def cuda_from_variant(tag: str) -> str | None:
     if len(digits) == 2:
         return f"{digits[0]}.{digits[1]}"
     major = digits[:-1] if digits[0] == "1" else digits[0]
-    return f"{major}.{digits[len(major):] or '0'}"
+    return f"{major}.{digits[len(major) :] or '0'}"
 
 
 def cc_tuple(cc: str | None) -> Version | None:

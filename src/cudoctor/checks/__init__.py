@@ -46,7 +46,11 @@ def check(
     def wrap(fn: CheckFn) -> CheckFn:
         if any(c.id == check_id for c in REGISTRY):
             raise ValueError(f"duplicate check id {check_id}")
-        REGISTRY.append(Check(check_id, cause, layer, tuple(requires), fn, (fn.__doc__ or "").strip(), tuple(requires_any)))
+        REGISTRY.append(
+            Check(
+                check_id, cause, layer, tuple(requires), fn, (fn.__doc__ or "").strip(), tuple(requires_any)
+            )
+        )
         return fn
 
     return wrap
@@ -91,26 +95,38 @@ LAYER_ORDER = ("GPU & driver", "Frameworks", "CUDA toolkits & libraries", "Envir
 def all_checks() -> list[Check]:
     """Every registered check, in layer order (stable: the order output is printed in)."""
     _load_all()
-    return sorted(REGISTRY, key=lambda c: LAYER_ORDER.index(c.layer) if c.layer in LAYER_ORDER else len(LAYER_ORDER))
+    return sorted(
+        REGISTRY, key=lambda c: LAYER_ORDER.index(c.layer) if c.layer in LAYER_ORDER else len(LAYER_ORDER)
+    )
 
 
 def run_one(chk: Check, snap: Snapshot) -> CheckResult:
     statuses = {key: snap.status(key) for key in chk.requires}
     if any(s is Status.ABSENT for s in statuses.values()):
-        return CheckResult(chk.id, "skipped", detail="not applicable: " + ", ".join(k for k, s in statuses.items() if s is Status.ABSENT))
+        return CheckResult(
+            chk.id,
+            "skipped",
+            detail="not applicable: " + ", ".join(k for k, s in statuses.items() if s is Status.ABSENT),
+        )
     missing = [k for k, s in statuses.items() if s is not Status.KNOWN]
     if missing:
         return CheckResult(chk.id, "unknown", detail="facts not available: " + ", ".join(missing))
     if chk.requires_any:
         any_status = [snap.status(k) for k in chk.requires_any]
         if all(s is Status.ABSENT for s in any_status):
-            return CheckResult(chk.id, "skipped", detail="not applicable: none of " + ", ".join(chk.requires_any))
+            return CheckResult(
+                chk.id, "skipped", detail="not applicable: none of " + ", ".join(chk.requires_any)
+            )
         if not any(s is Status.KNOWN for s in any_status):
-            return CheckResult(chk.id, "unknown", detail="facts not available: any of " + ", ".join(chk.requires_any))
+            return CheckResult(
+                chk.id, "unknown", detail="facts not available: any of " + ", ".join(chk.requires_any)
+            )
     try:
         found = chk.fn(snap)
     except Exception as exc:  # a check bug must not take the run down
-        return CheckResult(chk.id, "crashed", detail=f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=4)}")
+        return CheckResult(
+            chk.id, "crashed", detail=f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=4)}"
+        )
     return CheckResult(chk.id, "findings" if found else "ok", tuple(found))
 
 

@@ -28,12 +28,21 @@ def cpu_only_build(snap: Snapshot) -> list[Finding]:
         if info.get("build") != "cpu":
             continue
         why = _cpu_reason(name, info, snap)
-        out.append(finding(
-            f"cpu-only-{name}", "cpu-only-build", Severity.ERROR if name == "torch" else Severity.WARNING,
-            f"{view.describe(name, info)} is a CPU-only build, so it cannot use {gpu_names}{why}", LAYER,
-            evidence=[f"framework.{name}.build = cpu", f"framework.{name}.version = {info.get('version')}"],
-            fix=[CPU_FIX[name]] if name in CPU_FIX else [], subject=name,
-        ))
+        out.append(
+            finding(
+                f"cpu-only-{name}",
+                "cpu-only-build",
+                Severity.ERROR if name == "torch" else Severity.WARNING,
+                f"{view.describe(name, info)} is a CPU-only build, so it cannot use {gpu_names}{why}",
+                LAYER,
+                evidence=[
+                    f"framework.{name}.build = cpu",
+                    f"framework.{name}.version = {info.get('version')}",
+                ],
+                fix=[CPU_FIX[name]] if name in CPU_FIX else [],
+                subject=name,
+            )
+        )
     return out
 
 
@@ -62,7 +71,9 @@ def arch_unsupported(snap: Snapshot) -> list[Finding]:
     return out
 
 
-def _arch_finding(gpu: dict[str, Any], cc: versions.Version, name: str, info: dict[str, Any]) -> Finding | None:
+def _arch_finding(
+    gpu: dict[str, Any], cc: versions.Version, name: str, info: dict[str, Any]
+) -> Finding | None:
     archs, where = view.framework_archs(name, info)
     gname = f"{gpu.get('name', 'GPU')} (compute capability {versions.cc_str(cc)})"
     if archs:
@@ -71,39 +82,70 @@ def _arch_finding(gpu: dict[str, Any], cc: versions.Version, name: str, info: di
         rng = knowledge.toolkit_cc_range(str(info["cuda"]))
         if support == "sass" and rng is not None and cc > rng[1]:
             return finding(
-                "arch-newer-than-build-cuda", "arch-unsupported", Severity.ERROR,
+                "arch-newer-than-build-cuda",
+                "arch-unsupported",
+                Severity.ERROR,
                 f"{gname} is newer than CUDA {info['cuda']} (which knows up to {versions.cc_str(rng[1])}): {view.describe(name, info)} runs older-arch kernels on it, but its cuBLAS/cuDNN predate this GPU",
-                LAYER, evidence=[f"arch list ({where}): {listed}", f"CUDA {info['cuda']} targets up to sm_{rng[1][0]}{rng[1][1]}"],
-                fix=[_arch_fix(name, cc)], confidence="likely", subject=name,
+                LAYER,
+                evidence=[
+                    f"arch list ({where}): {listed}",
+                    f"CUDA {info['cuda']} targets up to sm_{rng[1][0]}{rng[1][1]}",
+                ],
+                fix=[_arch_fix(name, cc)],
+                confidence="likely",
+                subject=name,
             )
         if support == "sass":
             return None
         if support == "ptx" and rng is not None and cc > rng[1]:
             return finding(
-                "arch-unsupported", "arch-unsupported", Severity.ERROR,
+                "arch-unsupported",
+                "arch-unsupported",
+                Severity.ERROR,
                 f"{gname} is newer than anything CUDA {info['cuda']} knows (up to {versions.cc_str(rng[1])}): {view.describe(name, info)} only has PTX for it, and its cuBLAS/cuDNN have no kernels for this GPU",
-                LAYER, evidence=[f"arch list ({where}): {listed}", f"CUDA {info['cuda']} targets up to sm_{rng[1][0]}{rng[1][1]}"], fix=[_arch_fix(name, cc)], subject=name,
+                LAYER,
+                evidence=[
+                    f"arch list ({where}): {listed}",
+                    f"CUDA {info['cuda']} targets up to sm_{rng[1][0]}{rng[1][1]}",
+                ],
+                fix=[_arch_fix(name, cc)],
+                subject=name,
             )
         if support == "ptx":
             return finding(
-                "arch-ptx-jit-only", "arch-unsupported", Severity.WARNING,
+                "arch-ptx-jit-only",
+                "arch-unsupported",
+                Severity.WARNING,
                 f"{view.describe(name, info)} has no native code for {gname}; it runs through PTX JIT (slow first start, no arch-specific kernels)",
-                LAYER, evidence=[f"arch list ({where}): {listed}"], fix=[_arch_fix(name, cc)], subject=name,
+                LAYER,
+                evidence=[f"arch list ({where}): {listed}"],
+                fix=[_arch_fix(name, cc)],
+                subject=name,
             )
         return finding(
-            "arch-unsupported", "arch-unsupported", Severity.ERROR,
+            "arch-unsupported",
+            "arch-unsupported",
+            Severity.ERROR,
             f"{view.describe(name, info)} has no kernels for {gname}: its build supports {listed}",
-            LAYER, evidence=[f"arch list ({where}): {listed}"], fix=[_arch_fix(name, cc)], subject=name,
+            LAYER,
+            evidence=[f"arch list ({where}): {listed}"],
+            fix=[_arch_fix(name, cc)],
+            subject=name,
         )
     rng = knowledge.toolkit_cc_range(str(info["cuda"]))
     if rng is None or rng[0] <= cc <= rng[1]:
         return None
     side = "too new" if cc > rng[1] else "too old"
     return finding(
-        "arch-unsupported", "arch-unsupported", Severity.ERROR,
+        "arch-unsupported",
+        "arch-unsupported",
+        Severity.ERROR,
         f"{gname} is {side} for {view.describe(name, info)}: CUDA {info['cuda']} builds cover compute capability {versions.cc_str(rng[0])}..{versions.cc_str(rng[1])}",
-        LAYER, evidence=[f"CUDA {info['cuda']} can target sm_{rng[0][0]}{rng[0][1]}..sm_{rng[1][0]}{rng[1][1]}"],
-        fix=[_arch_fix(name, cc)], confidence="likely", subject=name,
+        LAYER,
+        evidence=[f"CUDA {info['cuda']} can target sm_{rng[0][0]}{rng[0][1]}..sm_{rng[1][0]}{rng[1][1]}"],
+        fix=[_arch_fix(name, cc)],
+        confidence="likely",
+        subject=name,
     )
 
 
@@ -128,17 +170,49 @@ def broken_install(snap: Snapshot) -> list[Finding]:
         if fact is None:
             continue
         if fact.status.value == "error":
-            out.append(finding(f"broken-{name}", "broken-install", Severity.ERROR, fact.detail.splitlines()[0], LAYER, evidence=[fact.detail], subject=name))
+            out.append(
+                finding(
+                    f"broken-{name}",
+                    "broken-install",
+                    Severity.ERROR,
+                    fact.detail.splitlines()[0],
+                    LAYER,
+                    evidence=[fact.detail],
+                    subject=name,
+                )
+            )
             continue
         info = fact.value if fact.known and isinstance(fact.value, dict) else {}
         problems = list(info.get("broken") or [])
-        problems += [f"{m['name']} (needed by {m['needed_by']}) cannot be found" for m in info.get("missing_needed") or [] if not view.CUDA_LIB.match(m["name"])]
+        problems += [
+            f"{m['name']} (needed by {m['needed_by']}) cannot be found"
+            for m in info.get("missing_needed") or []
+            if not view.CUDA_LIB.match(m["name"])
+        ]
         if problems:
-            out.append(finding(
-                f"broken-{name}", "broken-install", Severity.ERROR,
-                f"{view.describe(name, info)} is installed but broken: {problems[0]}", LAYER, evidence=problems,
-                fix=[f"pip install --force-reinstall --no-deps {name}=={str(info.get('version') or '').split('+')[0]}"], subject=name,
-            ))
+            out.append(
+                finding(
+                    f"broken-{name}",
+                    "broken-install",
+                    Severity.ERROR,
+                    f"{view.describe(name, info)} is installed but broken: {problems[0]}",
+                    LAYER,
+                    evidence=problems,
+                    fix=[
+                        f"pip install --force-reinstall --no-deps {name}=={str(info.get('version') or '').split('+')[0]}"
+                    ],
+                    subject=name,
+                )
+            )
     for problem in snap.value("python.package_problems") or []:
-        out.append(finding("broken-metadata", "broken-install", Severity.WARNING, str(problem), LAYER, evidence=[str(problem)]))
+        out.append(
+            finding(
+                "broken-metadata",
+                "broken-install",
+                Severity.WARNING,
+                str(problem),
+                LAYER,
+                evidence=[str(problem)],
+            )
+        )
     return out

@@ -26,13 +26,20 @@ def driver_too_old(snap: Snapshot) -> list[Finding]:
             continue
         supported = driver_cuda or knowledge.max_cuda_for_driver(driver) or "?"
         mm = versions.major_minor(str(info["cuda"])) or (0, 0)
-        out.append(finding(
-            "driver-too-old", "driver-too-old", Severity.ERROR,
-            f"Driver {driver} (supports CUDA {supported}) is too old for {view.describe(name, info)}: {rule}",
-            LAYER,
-            evidence=[f"driver.version = {driver}", f"framework.{name}.cuda = {info['cuda']}"],
-            fix=[_downgrade_hint(name, supported, mm), f"Or upgrade the NVIDIA driver to {need} or newer"],
-        ))
+        out.append(
+            finding(
+                "driver-too-old",
+                "driver-too-old",
+                Severity.ERROR,
+                f"Driver {driver} (supports CUDA {supported}) is too old for {view.describe(name, info)}: {rule}",
+                LAYER,
+                evidence=[f"driver.version = {driver}", f"framework.{name}.cuda = {info['cuda']}"],
+                fix=[
+                    _downgrade_hint(name, supported, mm),
+                    f"Or upgrade the NVIDIA driver to {need} or newer",
+                ],
+            )
+        )
     return out
 
 
@@ -56,29 +63,54 @@ def no_gpu_visible(snap: Snapshot) -> list[Finding]:
     cvd = env.get("CUDA_VISIBLE_DEVICES")
     devices = snap.value("gpu.devices")
     if cvd is not None and cvd.strip() in ("", "-1", "none", "NoDevFiles"):
-        return [finding(
-            "cuda-visible-devices-hides-gpus", "no-gpu-visible", Severity.ERROR,
-            f"CUDA_VISIBLE_DEVICES={cvd!r} hides every GPU from {names}", LAYER,
-            evidence=[f"env:CUDA_VISIBLE_DEVICES = {cvd!r}"], fix=["unset CUDA_VISIBLE_DEVICES (or export CUDA_VISIBLE_DEVICES=0)"],
-        )]
+        return [
+            finding(
+                "cuda-visible-devices-hides-gpus",
+                "no-gpu-visible",
+                Severity.ERROR,
+                f"CUDA_VISIBLE_DEVICES={cvd!r} hides every GPU from {names}",
+                LAYER,
+                evidence=[f"env:CUDA_VISIBLE_DEVICES = {cvd!r}"],
+                fix=["unset CUDA_VISIBLE_DEVICES (or export CUDA_VISIBLE_DEVICES=0)"],
+            )
+        ]
     if isinstance(devices, list) and devices and cvd:
         bad = _bad_indices(cvd, len(devices))
         if bad:
-            return [finding(
-                "cuda-visible-devices-bad-index", "no-gpu-visible", Severity.ERROR,
-                f"CUDA_VISIBLE_DEVICES={cvd!r} names GPU {', '.join(bad)} but this machine has {len(devices)} GPU(s)", LAYER,
-                evidence=[f"env:CUDA_VISIBLE_DEVICES = {cvd!r}", f"gpu.devices: {len(devices)}"],
-                fix=[f"export CUDA_VISIBLE_DEVICES={','.join(str(i) for i in range(len(devices)))}"],
-            )]
+            return [
+                finding(
+                    "cuda-visible-devices-bad-index",
+                    "no-gpu-visible",
+                    Severity.ERROR,
+                    f"CUDA_VISIBLE_DEVICES={cvd!r} names GPU {', '.join(bad)} but this machine has {len(devices)} GPU(s)",
+                    LAYER,
+                    evidence=[f"env:CUDA_VISIBLE_DEVICES = {cvd!r}", f"gpu.devices: {len(devices)}"],
+                    fix=[f"export CUDA_VISIBLE_DEVICES={','.join(str(i) for i in range(len(devices)))}"],
+                )
+            ]
     if snap.status("driver.version").value == "absent":
         pci = snap.value("gpu.pci") or []
-        what = f"{len(pci)} NVIDIA GPU(s) on the PCI bus but no NVIDIA driver is loaded" if pci else "no NVIDIA driver is installed and no GPU is visible"
-        return [finding(
-            "no-driver", "no-gpu-visible", Severity.ERROR if pci else Severity.WARNING,
-            f"{names} is installed, but {what}", LAYER,
-            evidence=[f"driver.version: {snap.get('driver.version').detail if snap.get('driver.version') else 'absent'}"] + [f"pci {p['slot']} driver={p['driver']}" for p in pci],
-            fix=["Install the NVIDIA driver (e.g. sudo apt install nvidia-driver-550) and reboot" if pci else "Run on a machine with an NVIDIA GPU, or install the CPU build to save disk space"],
-        )]
+        what = (
+            f"{len(pci)} NVIDIA GPU(s) on the PCI bus but no NVIDIA driver is loaded"
+            if pci
+            else "no NVIDIA driver is installed and no GPU is visible"
+        )
+        return [
+            finding(
+                "no-driver",
+                "no-gpu-visible",
+                Severity.ERROR if pci else Severity.WARNING,
+                f"{names} is installed, but {what}",
+                LAYER,
+                evidence=[f"driver.version: {getattr(snap.get('driver.version'), 'detail', 'absent')}"]
+                + [f"pci {p['slot']} driver={p['driver']}" for p in pci],
+                fix=[
+                    "Install the NVIDIA driver (e.g. sudo apt install nvidia-driver-550) and reboot"
+                    if pci
+                    else "Run on a machine with an NVIDIA GPU, or install the CPU build to save disk space"
+                ],
+            )
+        ]
     return []
 
 
@@ -93,9 +125,18 @@ def _bad_indices(cvd: str, count: int) -> list[str]:
 
 CUINIT = {
     100: ("no-gpu-visible", "cuInit returned CUDA_ERROR_NO_DEVICE (100): the driver sees no usable GPU"),
-    803: ("driver-too-old", "cuInit returned 803 (system driver mismatch): a cuda-compat libcuda does not match the kernel driver"),
-    804: ("driver-too-old", "cuInit returned 804: forward compatibility (cuda-compat) was attempted on a GPU that does not support it"),
-    999: ("no-gpu-visible", "cuInit returned CUDA_ERROR_UNKNOWN (999): often a driver left broken by suspend/resume or a stale nvidia_uvm"),
+    803: (
+        "driver-too-old",
+        "cuInit returned 803 (system driver mismatch): a cuda-compat libcuda does not match the kernel driver",
+    ),
+    804: (
+        "driver-too-old",
+        "cuInit returned 804: forward compatibility (cuda-compat) was attempted on a GPU that does not support it",
+    ),
+    999: (
+        "no-gpu-visible",
+        "cuInit returned CUDA_ERROR_UNKNOWN (999): often a driver left broken by suspend/resume or a stale nvidia_uvm",
+    ),
 }
 
 
@@ -115,11 +156,19 @@ def nvml_driver_mismatch(snap: Snapshot) -> list[Finding]:
     err = str(snap.value("driver.nvml_error"))
     if "mismatch" not in err.lower():
         return []
-    return [finding(
-        "nvml-driver-mismatch", "no-gpu-visible", Severity.ERROR,
-        "NVIDIA user-space libraries and the loaded kernel module have different versions (driver upgraded without reboot)", LAYER,
-        evidence=[f"nvmlInit: {err}"], fix=["Reboot, or reload the modules: sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia"],
-    )]
+    return [
+        finding(
+            "nvml-driver-mismatch",
+            "no-gpu-visible",
+            Severity.ERROR,
+            "NVIDIA user-space libraries and the loaded kernel module have different versions (driver upgraded without reboot)",
+            LAYER,
+            evidence=[f"nvmlInit: {err}"],
+            fix=[
+                "Reboot, or reload the modules: sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia"
+            ],
+        )
+    ]
 
 
 @check("toolkit-newer-than-driver", "driver-too-old", LAYER, requires=("driver.version", "cuda.toolkits"))
@@ -133,12 +182,23 @@ def toolkit_newer_than_driver(snap: Snapshot) -> list[Finding]:
         need_v = versions.parse(floor[0]) if floor else None
         if dv is None or floor is None or need_v is None or versions.at_least(dv, need_v):
             continue
-        out.append(finding(
-            "toolkit-needs-newer-driver", "driver-too-old", Severity.WARNING,
-            f"CUDA toolkit {tk.get('version')} ({tk.get('root')}) needs driver >= {floor[0]}, but the driver is {driver}",
-            LAYER, evidence=[f"driver.version = {driver}", f"toolkit {tk.get('root')}: CUDA {tk.get('version')}", floor[1]],
-            fix=[f"Upgrade the NVIDIA driver to {floor[0]} or newer, or use a toolkit no newer than CUDA {snap.value('driver.cuda_version') or knowledge.max_cuda_for_driver(driver)}"],
-        ))
+        out.append(
+            finding(
+                "toolkit-needs-newer-driver",
+                "driver-too-old",
+                Severity.WARNING,
+                f"CUDA toolkit {tk.get('version')} ({tk.get('root')}) needs driver >= {floor[0]}, but the driver is {driver}",
+                LAYER,
+                evidence=[
+                    f"driver.version = {driver}",
+                    f"toolkit {tk.get('root')}: CUDA {tk.get('version')}",
+                    floor[1],
+                ],
+                fix=[
+                    f"Upgrade the NVIDIA driver to {floor[0]} or newer, or use a toolkit no newer than CUDA {snap.value('driver.cuda_version') or knowledge.max_cuda_for_driver(driver)}"
+                ],
+            )
+        )
     return out
 
 
@@ -152,24 +212,47 @@ def _ptx_newer_than_driver(snap: Snapshot) -> list[Finding]:
         tv = versions.major_minor(str(tk.get("version") or ""))
         if tv is None or versions.cmp(tv, driver_cuda) <= 0 or (not tk.get("stated") and not tk.get("ptxas")):
             continue
-        out.append(finding(
-            "ptxas-newer-than-driver-cuda", "toolchain-not-found", Severity.WARNING,
-            f"CUDA {tk.get('version')} compilers ({tk.get('root')}) are newer than the CUDA {versions.fmt(driver_cuda)} the driver supports: PTX they emit cannot be loaded by this driver (XLA, Triton and torch extensions JIT through them)",
-            LAYER, evidence=[f"toolkit {tk.get('root')}: CUDA {tk.get('version')}", f"driver.cuda_version = {versions.fmt(driver_cuda)}"],
-            fix=[f"Use a ptxas no newer than CUDA {versions.fmt(driver_cuda)} (e.g. pip install 'nvidia-cuda-nvcc-cu{driver_cuda[0]}=={driver_cuda[0]}.{driver_cuda[1]}.*') or upgrade the driver"],
-        ))
+        out.append(
+            finding(
+                "ptxas-newer-than-driver-cuda",
+                "toolchain-not-found",
+                Severity.WARNING,
+                f"CUDA {tk.get('version')} compilers ({tk.get('root')}) are newer than the CUDA {versions.fmt(driver_cuda)} the driver supports: PTX they emit cannot be loaded by this driver (XLA, Triton and torch extensions JIT through them)",
+                LAYER,
+                evidence=[
+                    f"toolkit {tk.get('root')}: CUDA {tk.get('version')}",
+                    f"driver.cuda_version = {versions.fmt(driver_cuda)}",
+                ],
+                fix=[
+                    f"Use a ptxas no newer than CUDA {versions.fmt(driver_cuda)} (e.g. pip install 'nvidia-cuda-nvcc-cu{driver_cuda[0]}=={driver_cuda[0]}.{driver_cuda[1]}.*') or upgrade the driver"
+                ],
+            )
+        )
     return out
 
 
-@check("driver-userspace-mismatch", "multiple-toolkits", LAYER, requires=("driver.version", "driver.userspace_version"))
+@check(
+    "driver-userspace-mismatch",
+    "multiple-toolkits",
+    LAYER,
+    requires=("driver.version", "driver.userspace_version"),
+)
 def driver_userspace_mismatch(snap: Snapshot) -> list[Finding]:
     """The user-space driver library (libcuda / NVML) and the kernel module have different versions."""
     kernel, user = str(snap.value("driver.version")), str(snap.value("driver.userspace_version"))
     if versions.parse(kernel) == versions.parse(user):
         return []
-    return [finding(
-        "driver-userspace-mismatch", "multiple-toolkits", Severity.ERROR,
-        f"The kernel module is driver {kernel} but the user-space libcuda is {user}: a stale copy of the driver libraries is loaded", LAYER,
-        evidence=[f"kernel module: {kernel}", f"user-space driver library: {user}"],
-        fix=["Find the stale libcuda: ldconfig -p | grep libcuda (and remove old copies from LD_LIBRARY_PATH / ld.so.conf.d)", "Reinstall the driver so user-space and kernel parts match, then reboot"],
-    )]
+    return [
+        finding(
+            "driver-userspace-mismatch",
+            "multiple-toolkits",
+            Severity.ERROR,
+            f"The kernel module is driver {kernel} but the user-space libcuda is {user}: a stale copy of the driver libraries is loaded",
+            LAYER,
+            evidence=[f"kernel module: {kernel}", f"user-space driver library: {user}"],
+            fix=[
+                "Find the stale libcuda: ldconfig -p | grep libcuda (and remove old copies from LD_LIBRARY_PATH / ld.so.conf.d)",
+                "Reinstall the driver so user-space and kernel parts match, then reboot",
+            ],
+        )
+    ]

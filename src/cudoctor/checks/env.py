@@ -16,7 +16,10 @@ CUDA_WORDS = re.compile(r"cuda|cudnn|nvidia|cublas|nccl", re.I)
 
 
 def _toolkit_roots(snap: Snapshot) -> list[str]:
-    return sorted({str(t.get("root")) for t in snap.value("cuda.toolkits") or []} | {str(t.get("realpath")) for t in snap.value("cuda.toolkits") or []})
+    return sorted(
+        {str(t.get("root")) for t in snap.value("cuda.toolkits") or []}
+        | {str(t.get("realpath")) for t in snap.value("cuda.toolkits") or []}
+    )
 
 
 @check("env-path-missing", "env-path-misconfig", LAYER, requires=("env.paths",))
@@ -37,12 +40,18 @@ def env_path_missing(snap: Snapshot) -> list[Finding]:
             fix = [f"export {var}={hint}" if single and hint else f"Remove {path} from {var}"]
             if hint and not single:
                 fix.append(f"Did you mean {hint}?")
-            out.append(finding(
-                f"env-{var.lower().replace('_', '-')}-missing", "env-path-misconfig",
-                Severity.ERROR if single else Severity.WARNING,
-                f"{var} entry {path} {problem}" + (f" (installed toolkit: {hint})" if hint else ""), LAYER,
-                evidence=[f"env:{var} = {view.env(snap).get(var, path)}"] + [f"toolkit found at {r}" for r in roots[:3]], fix=fix,
-            ))
+            out.append(
+                finding(
+                    f"env-{var.lower().replace('_', '-')}-missing",
+                    "env-path-misconfig",
+                    Severity.ERROR if single else Severity.WARNING,
+                    f"{var} entry {path} {problem}" + (f" (installed toolkit: {hint})" if hint else ""),
+                    LAYER,
+                    evidence=[f"env:{var} = {view.env(snap).get(var, path)}"]
+                    + [f"toolkit found at {r}" for r in roots[:3]],
+                    fix=fix,
+                )
+            )
     return out
 
 
@@ -67,7 +76,9 @@ def _toolkit_for(path: str, snap: Snapshot) -> dict[str, Any] | None:
     return None
 
 
-@check("cuda-home-not-path-toolkit", "multiple-toolkits", LAYER, requires=("cuda.path_tools", "cuda.toolkits"))
+@check(
+    "cuda-home-not-path-toolkit", "multiple-toolkits", LAYER, requires=("cuda.path_tools", "cuda.toolkits")
+)
 def cuda_home_not_path_toolkit(snap: Snapshot) -> list[Finding]:
     """CUDA_HOME / CUDA_PATH and the nvcc first on PATH belong to different toolkit versions."""
     env = view.env(snap)
@@ -83,12 +94,20 @@ def cuda_home_not_path_toolkit(snap: Snapshot) -> list[Finding]:
         hv, pv = versions.major_minor(home_tk.get("version")), versions.major_minor(path_tk.get("version"))
         if hv == pv:
             continue
-        out.append(finding(
-            f"{var.lower().replace('_', '-')}-not-path-toolkit", "multiple-toolkits", Severity.WARNING,
-            f"{var} is CUDA {home_tk.get('version')} ({env[var]}) but nvcc on PATH is CUDA {path_tk.get('version')} ({nvcc}): builds mix two toolkits",
-            LAYER, evidence=[f"env:{var} = {env[var]}", f"PATH nvcc -> {nvcc}"],
-            fix=[f"export PATH={home_tk.get('root')}/bin:$PATH", f"or export {var}={path_tk.get('root')}"],
-        ))
+        out.append(
+            finding(
+                f"{var.lower().replace('_', '-')}-not-path-toolkit",
+                "multiple-toolkits",
+                Severity.WARNING,
+                f"{var} is CUDA {home_tk.get('version')} ({env[var]}) but nvcc on PATH is CUDA {path_tk.get('version')} ({nvcc}): builds mix two toolkits",
+                LAYER,
+                evidence=[f"env:{var} = {env[var]}", f"PATH nvcc -> {nvcc}"],
+                fix=[
+                    f"export PATH={home_tk.get('root')}/bin:$PATH",
+                    f"or export {var}={path_tk.get('root')}",
+                ],
+            )
+        )
     return out
 
 
@@ -100,18 +119,23 @@ def toolkits_shadow_on_path(snap: Snapshot) -> list[Finding]:
     for tool in ("ptxas", "nvcc"):
         hits = (tools.get(tool) or {}).get("all") or []
         tks = [_toolkit_for(os.path.dirname(os.path.dirname(os.path.realpath(h))), snap) for h in hits]
-        vers = [(h, versions.parse((t or {}).get("version"))) for h, t in zip(hits, tks)]
+        vers = [(h, versions.parse((t or {}).get("version"))) for h, t in zip(hits, tks, strict=False)]
         vers = [(h, v) for h, v in vers if v]
         if len(vers) < 2:
             continue
         first, fv = vers[0]
         newest = max(vers, key=lambda hv: hv[1] or ())
         if newest[1] and fv and versions.cmp(fv, newest[1]) < 0:
-            out.append(finding(
-                f"{tool}-older-first-on-path", "multiple-toolkits", Severity.WARNING,
-                f"{tool} {versions.fmt(fv)} ({first}) comes first on PATH, before {tool} {versions.fmt(newest[1])} ({newest[0]})",
-                LAYER, evidence=[f"{h}: {versions.fmt(v)}" for h, v in vers],
-                fix=[f"export PATH={os.path.dirname(newest[0])}:$PATH"],
-            ))
+            out.append(
+                finding(
+                    f"{tool}-older-first-on-path",
+                    "multiple-toolkits",
+                    Severity.WARNING,
+                    f"{tool} {versions.fmt(fv)} ({first}) comes first on PATH, before {tool} {versions.fmt(newest[1])} ({newest[0]})",
+                    LAYER,
+                    evidence=[f"{h}: {versions.fmt(v)}" for h, v in vers],
+                    fix=[f"export PATH={os.path.dirname(newest[0])}:$PATH"],
+                )
+            )
             break
     return out

@@ -22,22 +22,43 @@ def cuda_libs_missing(snap: Snapshot) -> list[Finding]:
     out = []
     for name, info in view.cuda_frameworks(snap):
         missing = sorted({n for n, r in (info.get("libs") or {}).items() if not r.get("path")})
-        missing += sorted({m["name"] for m in info.get("missing_needed") or [] if view.CUDA_LIB.match(m["name"])} - set(missing))
+        missing += sorted(
+            {m["name"] for m in info.get("missing_needed") or [] if view.CUDA_LIB.match(m["name"])}
+            - set(missing)
+        )
         for soname in missing:
             cause = _lib_cause(soname)
-            out.append(finding(
-                f"lib-missing-{soname.split('.so')[0].removeprefix('lib')}", cause, Severity.ERROR,
-                f"{view.describe(name, info)} needs {soname}, which the loader cannot find", LAYER,
-                evidence=[f"searched: RPATH/RUNPATH of {name}, LD_LIBRARY_PATH={view.env(snap).get('LD_LIBRARY_PATH', '(unset)')}, ld.so cache"],
-                fix=[_wheel_for(soname)],
-            ))
+            out.append(
+                finding(
+                    f"lib-missing-{soname.split('.so')[0].removeprefix('lib')}",
+                    cause,
+                    Severity.ERROR,
+                    f"{view.describe(name, info)} needs {soname}, which the loader cannot find",
+                    LAYER,
+                    evidence=[
+                        f"searched: RPATH/RUNPATH of {name}, LD_LIBRARY_PATH={view.env(snap).get('LD_LIBRARY_PATH', '(unset)')}, ld.so cache"
+                    ],
+                    fix=[_wheel_for(soname)],
+                )
+            )
     return out
 
 
 def _wheel_for(soname: str) -> str:
     base, _, major = soname.partition(".so.")
     major = major.split(".")[0]
-    comp = {"libcudart": "cuda-runtime", "libcublas": "cublas", "libcublasLt": "cublas", "libcudnn": "cudnn", "libnccl": "nccl", "libnvJitLink": "nvjitlink", "libcufft": "cufft", "libcusparse": "cusparse", "libcusolver": "cusolver", "libcurand": "curand"}.get(base)
+    comp = {
+        "libcudart": "cuda-runtime",
+        "libcublas": "cublas",
+        "libcublasLt": "cublas",
+        "libcudnn": "cudnn",
+        "libnccl": "nccl",
+        "libnvJitLink": "nvjitlink",
+        "libcufft": "cufft",
+        "libcusparse": "cusparse",
+        "libcusolver": "cusolver",
+        "libcurand": "curand",
+    }.get(base)
     if comp is None:
         return f"Install the library that provides {soname}"
     if comp == "cudnn":
@@ -55,12 +76,19 @@ def library_shadowed(snap: Snapshot) -> list[Finding]:
         for soname, res in sorted((info.get("libs") or {}).items()):
             hit = _shadow(soname, res, info)
             if hit:
-                out.append(finding(
-                    f"shadowed-{soname.split('.so')[0].removeprefix('lib')}", "multiple-toolkits", Severity.WARNING,
-                    f"{view.describe(name, info)} would load {soname} from {hit[0]} ({res['via']}) instead of its own copy {hit[1]}", LAYER,
-                    evidence=[f"{soname}: {c[0]} via {c[1]}" for c in res.get("candidates", [])],
-                    fix=[f"Remove {os.path.dirname(hit[0])} from LD_LIBRARY_PATH (or unset LD_LIBRARY_PATH)"],
-                ))
+                out.append(
+                    finding(
+                        f"shadowed-{soname.split('.so')[0].removeprefix('lib')}",
+                        "multiple-toolkits",
+                        Severity.WARNING,
+                        f"{view.describe(name, info)} would load {soname} from {hit[0]} ({res['via']}) instead of its own copy {hit[1]}",
+                        LAYER,
+                        evidence=[f"{soname}: {c[0]} via {c[1]}" for c in res.get("candidates", [])],
+                        fix=[
+                            f"Remove {os.path.dirname(hit[0])} from LD_LIBRARY_PATH (or unset LD_LIBRARY_PATH)"
+                        ],
+                    )
+                )
     return out
 
 
@@ -77,12 +105,18 @@ def _shadow(soname: str, res: dict[str, Any], info: dict[str, Any]) -> tuple[str
 
 def _installed_cudnn(snap: Snapshot) -> list[tuple[str, str]]:
     """(version, where) of every cuDNN we know of: pip wheels and stated versions."""
-    found = [(str(w["version"]), f"pip {w['name']}") for w in snap.value("python.nvidia_wheels") or [] if str(w.get("name", "")).startswith("nvidia-cudnn")]
+    found = [
+        (str(w["version"]), f"pip {w['name']}")
+        for w in snap.value("python.nvidia_wheels") or []
+        if str(w.get("name", "")).startswith("nvidia-cudnn")
+    ]
     found += [(str(v), "stated") for v in snap.value("cudnn.versions") or []]
     return found
 
 
-@check("cudnn-version-mismatch", "cudnn-mismatch", LAYER, requires_any=("python.nvidia_wheels", "cudnn.versions"))
+@check(
+    "cudnn-version-mismatch", "cudnn-mismatch", LAYER, requires_any=("python.nvidia_wheels", "cudnn.versions")
+)
 def cudnn_version_mismatch(snap: Snapshot) -> list[Finding]:
     """The cuDNN installed has another major version than the framework build, or an older minor."""
     installed = _installed_cudnn(snap)
@@ -99,12 +133,18 @@ def cudnn_version_mismatch(snap: Snapshot) -> list[Finding]:
         if any(v and v[0] == wv[0] and (len(wv) < 2 or versions.cmp(v[:2], wv[:2]) >= 0) for v, _, _ in vs):
             continue
         have = ", ".join(f"{v} ({where})" for _, v, where in vs)
-        out.append(finding(
-            "cudnn-version-mismatch", "cudnn-mismatch", Severity.ERROR,
-            f"{view.describe(name, info)} was built with cuDNN {want}, but the cuDNN found is {have}", LAYER,
-            evidence=[f"framework.{name}.cudnn = {want}", f"installed: {have}"],
-            fix=[f"pip install 'nvidia-cudnn-cu{versions.major_minor(str(info['cuda']))[0] if versions.major_minor(str(info['cuda'])) else 12}>={versions.fmt(wv[:2])}'"],  # type: ignore[index]
-        ))
+        cuda_major = (versions.major_minor(str(info["cuda"])) or (12, 0))[0]
+        out.append(
+            finding(
+                "cudnn-version-mismatch",
+                "cudnn-mismatch",
+                Severity.ERROR,
+                f"{view.describe(name, info)} was built with cuDNN {want}, but the cuDNN found is {have}",
+                LAYER,
+                evidence=[f"framework.{name}.cudnn = {want}", f"installed: {have}"],
+                fix=[f"pip install 'nvidia-cudnn-cu{cuda_major}>={versions.fmt(wv[:2])}'"],
+            )
+        )
     return out
 
 
@@ -119,7 +159,11 @@ def tf_cuda_mismatch(snap: Snapshot) -> list[Finding]:
     if row is None:
         return []
     want = versions.major_minor(row["cuda"]) or (0, 0)
-    wheels = [w for w in snap.value("python.nvidia_wheels") or [] if str(w.get("name", "")).endswith(f"-cu{want[0]}")]
+    wheels = [
+        w
+        for w in snap.value("python.nvidia_wheels") or []
+        if str(w.get("name", "")).endswith(f"-cu{want[0]}")
+    ]
     if wheels:
         return []
     exact = want[0] < 11  # before CUDA 11 TF loads libcudart.so.X.Y, an exact minor
@@ -127,9 +171,19 @@ def tf_cuda_mismatch(snap: Snapshot) -> list[Finding]:
     if any(h and (h == want if exact else h[0] == want[0]) for h in have):
         return []
     have_s = ", ".join(str(t["version"]) for t in toolkits)
-    return [finding(
-        "tf-cuda-mismatch", "cuda-libs-missing", Severity.ERROR,
-        f"TensorFlow {tf.get('version')} is built for CUDA {row['cuda']} / cuDNN {row['cudnn']}, but the CUDA installed is {have_s}", LAYER,
-        evidence=[f"TensorFlow tested build: CUDA {row['cuda']}, cuDNN {row['cudnn']} ({row['source']})", f"cuda.toolkits: {have_s}"],
-        fix=[f"Install CUDA {row['cuda']} and cuDNN {row['cudnn']} (or a TensorFlow version built for CUDA {have_s})"],
-    )]
+    return [
+        finding(
+            "tf-cuda-mismatch",
+            "cuda-libs-missing",
+            Severity.ERROR,
+            f"TensorFlow {tf.get('version')} is built for CUDA {row['cuda']} / cuDNN {row['cudnn']}, but the CUDA installed is {have_s}",
+            LAYER,
+            evidence=[
+                f"TensorFlow tested build: CUDA {row['cuda']}, cuDNN {row['cudnn']} ({row['source']})",
+                f"cuda.toolkits: {have_s}",
+            ],
+            fix=[
+                f"Install CUDA {row['cuda']} and cuDNN {row['cudnn']} (or a TensorFlow version built for CUDA {have_s})"
+            ],
+        )
+    ]

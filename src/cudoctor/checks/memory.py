@@ -17,13 +17,24 @@ def gpu_memory_held(snap: Snapshot) -> list[Finding]:
         if not total or used is None or used < 0.5 * total:
             continue
         procs = g.get("processes") or []
-        who = ", ".join(f"pid {p['pid']} ({p.get('used_mib', '?')} MiB)" for p in procs[:5]) or "processes this container cannot see"
-        out.append(finding(
-            "gpu-memory-held", "gpu-oom", Severity.WARNING,
-            f"GPU {g.get('index', '?')} ({g.get('name')}) has {used} of {total} MiB in use by {who}", LAYER,
-            evidence=[f"gpu {g.get('index')}: used {used} MiB / total {total} MiB"] + [f"pid {p['pid']}: {p.get('used_mib')} MiB" for p in procs],
-            fix=["nvidia-smi  (find and stop the process holding the memory, or pick another GPU with CUDA_VISIBLE_DEVICES)"],
-        ))
+        who = (
+            ", ".join(f"pid {p['pid']} ({p.get('used_mib', '?')} MiB)" for p in procs[:5])
+            or "processes this container cannot see"
+        )
+        out.append(
+            finding(
+                "gpu-memory-held",
+                "gpu-oom",
+                Severity.WARNING,
+                f"GPU {g.get('index', '?')} ({g.get('name')}) has {used} of {total} MiB in use by {who}",
+                LAYER,
+                evidence=[f"gpu {g.get('index')}: used {used} MiB / total {total} MiB"]
+                + [f"pid {p['pid']}: {p.get('used_mib')} MiB" for p in procs],
+                fix=[
+                    "nvidia-smi  (find and stop the process holding the memory, or pick another GPU with CUDA_VISIBLE_DEVICES)"
+                ],
+            )
+        )
     return out
 
 
@@ -42,11 +53,19 @@ def preallocation_with_shared_gpu(snap: Snapshot) -> list[Finding]:
             setting = "export XLA_PYTHON_CLIENT_PREALLOCATE=false"
         else:
             continue
-        out.append(finding(
-            f"{name}-preallocates", "gpu-oom", Severity.WARNING,
-            f"{view.describe(name, info)} preallocates most GPU memory at start, and {len(shared)} GPU(s) are already used by other processes",
-            LAYER, evidence=[f"gpu {g.get('index')}: {len(g.get('processes') or [])} process(es)" for g in shared], fix=[setting],
-        ))
+        out.append(
+            finding(
+                f"{name}-preallocates",
+                "gpu-oom",
+                Severity.WARNING,
+                f"{view.describe(name, info)} preallocates most GPU memory at start, and {len(shared)} GPU(s) are already used by other processes",
+                LAYER,
+                evidence=[
+                    f"gpu {g.get('index')}: {len(g.get('processes') or [])} process(es)" for g in shared
+                ],
+                fix=[setting],
+            )
+        )
     return out
 
 
@@ -61,10 +80,22 @@ def gpu_memory_errors(snap: Snapshot) -> list[Finding]:
         pending = len(rows) >= 3 and bool(rows[2])
         if not (ecc or failed or pending):
             continue
-        parts = ([f"{ecc} uncorrectable ECC errors since boot"] if ecc else []) + (["row remapping failed"] if failed else []) + (["row remapping pending (reset needed)"] if pending else [])
-        out.append(finding(
-            "gpu-memory-errors", "hardware-fault", Severity.ERROR,
-            f"GPU {g.get('index', '?')} ({g.get('name')}): {', '.join(parts)}", LAYER,
-            evidence=[f"ecc_uncorrected_volatile = {ecc}", f"remapped_rows (corr, unc, pending, failure) = {rows}"],
-        ))
+        parts = (
+            ([f"{ecc} uncorrectable ECC errors since boot"] if ecc else [])
+            + (["row remapping failed"] if failed else [])
+            + (["row remapping pending (reset needed)"] if pending else [])
+        )
+        out.append(
+            finding(
+                "gpu-memory-errors",
+                "hardware-fault",
+                Severity.ERROR,
+                f"GPU {g.get('index', '?')} ({g.get('name')}): {', '.join(parts)}",
+                LAYER,
+                evidence=[
+                    f"ecc_uncorrected_volatile = {ecc}",
+                    f"remapped_rows (corr, unc, pending, failure) = {rows}",
+                ],
+            )
+        )
     return out

@@ -40,7 +40,10 @@ def _any_ptxas(snap: Snapshot) -> bool:
         return True
     if any(tk.get("ptxas") for tk in snap.value("cuda.toolkits") or []):
         return True
-    return any(str(w.get("name", "")).startswith(("nvidia-cuda-nvcc", "nvidia-nvcc")) for w in snap.value("python.nvidia_wheels") or [])
+    return any(
+        str(w.get("name", "")).startswith(("nvidia-cuda-nvcc", "nvidia-nvcc"))
+        for w in snap.value("python.nvidia_wheels") or []
+    )
 
 
 @check("ptxas-missing", "toolchain-not-found", LAYER, requires=("cuda.toolkits",))
@@ -51,12 +54,21 @@ def ptxas_missing(snap: Snapshot) -> list[Finding]:
         return []
     names = ", ".join(view.describe(n, i) for n, i in builds)
     major = (versions.major_minor(str(builds[0][1]["cuda"])) or (12, 0))[0]
-    return [finding(
-        "ptxas-missing", "toolchain-not-found", Severity.WARNING,
-        f"No ptxas on PATH, in any CUDA toolkit or pip wheel: {names} will fall back to slow driver JIT or fail with \"Couldn't invoke ptxas\"",
-        LAYER, evidence=["cuda.path_tools.ptxas: none", "cuda.toolkits: no bin/ptxas", "no nvidia-cuda-nvcc wheel"],
-        fix=[f"pip install nvidia-cuda-nvcc-cu{major}" if major < 13 else "pip install nvidia-cuda-nvcc"],
-    )]
+    return [
+        finding(
+            "ptxas-missing",
+            "toolchain-not-found",
+            Severity.WARNING,
+            f'No ptxas on PATH, in any CUDA toolkit or pip wheel: {names} will fall back to slow driver JIT or fail with "Couldn\'t invoke ptxas"',
+            LAYER,
+            evidence=[
+                "cuda.path_tools.ptxas: none",
+                "cuda.toolkits: no bin/ptxas",
+                "no nvidia-cuda-nvcc wheel",
+            ],
+            fix=[f"pip install nvidia-cuda-nvcc-cu{major}" if major < 13 else "pip install nvidia-cuda-nvcc"],
+        )
+    ]
 
 
 @check("ptxas-version-mismatch", "toolchain-not-found", LAYER, requires=("cuda.path_tools",))
@@ -70,20 +82,37 @@ def ptxas_version_mismatch(snap: Snapshot) -> list[Finding]:
     for name, info in builds:
         want = versions.major_minor(str(info["cuda"]))
         if want and pv[0] < want[0]:
-            out.append(finding(
-                "ptxas-too-old", "toolchain-not-found", Severity.ERROR,
-                f"ptxas {versions.fmt(pv)} first on PATH ({path}) is older than the CUDA {info['cuda']} that {view.describe(name, info)} was built with",
-                LAYER, evidence=[f"cuda.path_tools.ptxas = {path}", f"ptxas version {versions.fmt(pv)}"],
-                fix=[f"pip install nvidia-cuda-nvcc-cu{want[0]}" if want[0] < 13 else "pip install nvidia-cuda-nvcc", "Or put a newer toolkit's bin first: export PATH=/usr/local/cuda/bin:$PATH"],
-            ))
+            out.append(
+                finding(
+                    "ptxas-too-old",
+                    "toolchain-not-found",
+                    Severity.ERROR,
+                    f"ptxas {versions.fmt(pv)} first on PATH ({path}) is older than the CUDA {info['cuda']} that {view.describe(name, info)} was built with",
+                    LAYER,
+                    evidence=[f"cuda.path_tools.ptxas = {path}", f"ptxas version {versions.fmt(pv)}"],
+                    fix=[
+                        f"pip install nvidia-cuda-nvcc-cu{want[0]}"
+                        if want[0] < 13
+                        else "pip install nvidia-cuda-nvcc",
+                        "Or put a newer toolkit's bin first: export PATH=/usr/local/cuda/bin:$PATH",
+                    ],
+                )
+            )
     driver_cuda = versions.major_minor(snap.value("driver.cuda_version"))
     if driver_cuda and versions.cmp(pv[:2], driver_cuda) > 0:
-        out.append(finding(
-            "ptxas-newer-than-driver", "toolchain-not-found", Severity.WARNING,
-            f"ptxas {versions.fmt(pv)} ({path}) is newer than the CUDA {versions.fmt(driver_cuda)} the driver supports: XLA disables parallel compilation and PTX it emits may not load",
-            LAYER, evidence=[f"ptxas {versions.fmt(pv)}", f"driver.cuda_version = {versions.fmt(driver_cuda)}"],
-            fix=["Upgrade the NVIDIA driver, or use a ptxas no newer than the driver's CUDA (e.g. pip install 'nvidia-cuda-nvcc-cu12==12.4.*')"],
-        ))
+        out.append(
+            finding(
+                "ptxas-newer-than-driver",
+                "toolchain-not-found",
+                Severity.WARNING,
+                f"ptxas {versions.fmt(pv)} ({path}) is newer than the CUDA {versions.fmt(driver_cuda)} the driver supports: XLA disables parallel compilation and PTX it emits may not load",
+                LAYER,
+                evidence=[f"ptxas {versions.fmt(pv)}", f"driver.cuda_version = {versions.fmt(driver_cuda)}"],
+                fix=[
+                    "Upgrade the NVIDIA driver, or use a ptxas no newer than the driver's CUDA (e.g. pip install 'nvidia-cuda-nvcc-cu12==12.4.*')"
+                ],
+            )
+        )
     return out
 
 
@@ -97,13 +126,24 @@ def libdevice_missing(snap: Snapshot) -> list[Finding]:
         return []
     if "xla_gpu_cuda_data_dir" in view.env(snap).get("XLA_FLAGS", ""):
         return []
-    if any(str(w.get("name", "")).startswith(("nvidia-cuda-nvcc", "nvidia-nvvm")) for w in snap.value("python.nvidia_wheels") or []):
+    if any(
+        str(w.get("name", "")).startswith(("nvidia-cuda-nvcc", "nvidia-nvvm"))
+        for w in snap.value("python.nvidia_wheels") or []
+    ):
         return []
-    return [finding(
-        "libdevice-missing", "toolchain-not-found", Severity.WARNING,
-        f"No libdevice.10.bc found: XLA in {', '.join(view.describe(n, i) for n, i in builds)} cannot compile kernels (\"libdevice not found\")",
-        LAYER, evidence=["no <toolkit>/nvvm/libdevice/libdevice*.bc", "XLA_FLAGS has no --xla_gpu_cuda_data_dir"],
-    )]
+    return [
+        finding(
+            "libdevice-missing",
+            "toolchain-not-found",
+            Severity.WARNING,
+            f'No libdevice.10.bc found: XLA in {", ".join(view.describe(n, i) for n, i in builds)} cannot compile kernels ("libdevice not found")',
+            LAYER,
+            evidence=[
+                "no <toolkit>/nvvm/libdevice/libdevice*.bc",
+                "XLA_FLAGS has no --xla_gpu_cuda_data_dir",
+            ],
+        )
+    ]
 
 
 @check("ptxas-broken", "toolchain-not-found", LAYER, requires=("cuda.toolkits",))
@@ -114,10 +154,22 @@ def ptxas_broken(snap: Snapshot) -> list[Finding]:
         err = (tk.get("ptxas_version") or {}).get("error")
         if not err:
             continue
-        out.append(finding(
-            "ptxas-broken", "toolchain-not-found", Severity.WARNING,
-            f"{tk.get('ptxas')} does not work: {err}", LAYER,
-            evidence=[err] + ([f"stderr: {tk['ptxas_version'].get('stderr')}"] if tk["ptxas_version"].get("stderr") else []),
-            fix=[f"Reinstall the toolkit at {tk.get('root')} or remove {os.path.dirname(str(tk.get('ptxas')))} from PATH"],
-        ))
+        out.append(
+            finding(
+                "ptxas-broken",
+                "toolchain-not-found",
+                Severity.WARNING,
+                f"{tk.get('ptxas')} does not work: {err}",
+                LAYER,
+                evidence=[err]
+                + (
+                    [f"stderr: {tk['ptxas_version'].get('stderr')}"]
+                    if tk["ptxas_version"].get("stderr")
+                    else []
+                ),
+                fix=[
+                    f"Reinstall the toolkit at {tk.get('root')} or remove {os.path.dirname(str(tk.get('ptxas')))} from PATH"
+                ],
+            )
+        )
     return out

@@ -9,7 +9,9 @@ from cudoctor import knowledge, versions
 from cudoctor.model import Snapshot
 
 FRAMEWORKS = ("torch", "tensorflow", "jax", "cupy")
-CUDA_LIB = re.compile(r"^lib(cudart|cublas|cublasLt|cudnn\w*|nccl|nvJitLink|cufft|cusparse|cusolver|curand|nvrtc|cupti)\.so")
+CUDA_LIB = re.compile(
+    r"^lib(cudart|cublas|cublasLt|cudnn\w*|nccl|nvJitLink|cufft|cusparse|cusolver|curand|nvrtc|cupti)\.so"
+)
 LABEL = {"torch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX", "cupy": "CuPy"}
 
 

@@ -58,15 +58,28 @@ def _other_text(facts_path: str | None) -> str:
 def to_json(exp: rank.Explanation) -> dict[str, Any]:
     root: dict[str, Any] | None = None
     if exp.root is not None:
-        root = {"line": exp.root.line, "text": exp.root.text, "signature": exp.root.sig.id, "rank": exp.root.rank}
+        root = {
+            "line": exp.root.line,
+            "text": exp.root.text,
+            "signature": exp.root.sig.id,
+            "rank": exp.root.rank,
+        }
     elif exp.root_fallback is not None:
         root = {"line": exp.root_fallback[0], "text": exp.root_fallback[1], "signature": None, "rank": None}
     return {
         "schema": 1,
         "root": root,
         "causes": [rank.cause_json(exp.causes, i) for i in range(min(5, len(exp.causes)))],
-        "matches": [{"line": m.line, "signature": m.sig.id, "text": m.text[:500], "captures": m.captures} for m in exp.matches[:200]],
-        "stats": {"lines": exp.scan.lines, "bytes": exp.scan.bytes, "engine": exp.scan.engine, "matches_by_signature": dict(exp.scan.counts)},
+        "matches": [
+            {"line": m.line, "signature": m.sig.id, "text": m.text[:500], "captures": m.captures}
+            for m in exp.matches[:200]
+        ],
+        "stats": {
+            "lines": exp.scan.lines,
+            "bytes": exp.scan.bytes,
+            "engine": exp.scan.engine,
+            "matches_by_signature": dict(exp.scan.counts),
+        },
     }
 
 
@@ -76,7 +89,9 @@ def to_text(doc: dict[str, Any], verbose: bool) -> str:
     if root and root.get("signature"):
         out.append(f"Root error (line {root['line']}): {root['text'][:400]}")
     elif root:
-        out.append(f"No known GPU/BLAS error signature matched; last error-looking line ({root['line']}): {root['text'][:400]}")
+        out.append(
+            f"No known GPU/BLAS error signature matched; last error-looking line ({root['line']}): {root['text'][:400]}"
+        )
     else:
         out.append("No known GPU/BLAS error signature matched.")
     for i, c in enumerate(doc["causes"], 1):
@@ -90,7 +105,9 @@ def to_text(doc: dict[str, Any], verbose: bool) -> str:
             out.append(f"   fix {j}: {step}")
     if verbose:
         out.append("")
-        out.append(f"scanned {doc['stats']['lines']} lines ({doc['stats']['bytes']} bytes) with {doc['stats']['engine']}; matches: {doc['stats']['matches_by_signature']}")
+        out.append(
+            f"scanned {doc['stats']['lines']} lines ({doc['stats']['bytes']} bytes) with {doc['stats']['engine']}; matches: {doc['stats']['matches_by_signature']}"
+        )
     return "\n".join(out) + "\n"
 
 

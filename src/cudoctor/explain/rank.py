@@ -63,7 +63,11 @@ def _weights(m: Match) -> dict[str, float]:
     lib = m.captures.get("lib", "").lower()
     if lib.startswith(("libcudnn", "cudnn")) and "cuda-libs-missing" in w:
         w["cudnn-mismatch"] = max(w.pop("cuda-libs-missing"), w.get("cudnn-mismatch", 0))
-    elif re.match(r"libcuda\.so|libnvidia-ml|cuda$", lib) and "cuda-libs-missing" in w and m.sig.id.endswith(("shared-object", "dynamic-library")):
+    elif (
+        re.match(r"libcuda\.so|libnvidia-ml|cuda$", lib)
+        and "cuda-libs-missing" in w
+        and m.sig.id.endswith(("shared-object", "dynamic-library"))
+    ):
         w["no-gpu-visible"] = max(w.pop("cuda-libs-missing"), w.get("no-gpu-visible", 0))
     return w
 
@@ -106,32 +110,72 @@ def capture_rules(ranked: dict[str, RankedCause], matches: list[Match], snap: Sn
         caps = m.captures
         dims = [int(caps[k]) for k in ("m", "n", "k") if caps.get(k, "").isdigit()]
         if dims and max(dims) >= 2**20:
-            _bump(ranked, "library-bug", 0.5, f"line {m.line}: a GEMM dimension of {max(dims)} hits cuBLAS size limits / 32-bit index bugs")
-        if caps.get("dtype", "").upper() == "CUDA_R_16BF" and any(g.get("cc_t") and g["cc_t"] < (8, 0) for g in gpus):
-            _bump(ranked, "dtype-mismatch", 0.5, "bfloat16 GEMM on a GPU older than compute capability 8.0 (no bf16 support)")
+            _bump(
+                ranked,
+                "library-bug",
+                0.5,
+                f"line {m.line}: a GEMM dimension of {max(dims)} hits cuBLAS size limits / 32-bit index bugs",
+            )
+        if caps.get("dtype", "").upper() == "CUDA_R_16BF" and any(
+            g.get("cc_t") and g["cc_t"] < (8, 0) for g in gpus
+        ):
+            _bump(
+                ranked,
+                "dtype-mismatch",
+                0.5,
+                "bfloat16 GEMM on a GPU older than compute capability 8.0 (no bf16 support)",
+            )
             _bump(ranked, "arch-unsupported", 0.3, "the GPU predates bfloat16 tensor cores")
         if caps.get("driver_cuda_int", "").isdigit():
             found = versions.cuda_from_int(int(caps["driver_cuda_int"]))
-            _bump(ranked, "driver-too-old", 0.0, f"the driver supports CUDA {found} (found version {caps['driver_cuda_int']})")
+            _bump(
+                ranked,
+                "driver-too-old",
+                0.0,
+                f"the driver supports CUDA {found} (found version {caps['driver_cuda_int']})",
+            )
     text = " ".join(m.text for m in matches) + " " + other
     if _numbers_product(text) >= INT32:
-        _bump(ranked, "library-bug", 0.5, "a tensor with more than 2^31 elements: kernels with 32-bit index math overflow")
+        _bump(
+            ranked,
+            "library-bug",
+            0.5,
+            "a tensor with more than 2^31 elements: kernels with 32-bit index math overflow",
+        )
 
 
-def context_rules(ranked: dict[str, RankedCause], matches: list[Match], root: Match | None, snap: Snapshot) -> None:
+def context_rules(
+    ranked: dict[str, RankedCause], matches: list[Match], root: Match | None, snap: Snapshot
+) -> None:
     """Taxonomy rules: a CUDA directory on LD_LIBRARY_PATH next to a version conflict means two copies."""
     shows_path = any(m.sig.id.startswith("multiple-toolkits/") and m.sig.specificity == 1 for m in matches)
-    if shows_path and root is not None and "multiple-toolkits" in root.sig.causes and root.sig.specificity >= 2:
-        _bump(ranked, "multiple-toolkits", 0.6, "the log shows a CUDA library directory on the loader path next to a version conflict")
+    if (
+        shows_path
+        and root is not None
+        and "multiple-toolkits" in root.sig.causes
+        and root.sig.specificity >= 2
+    ):
+        _bump(
+            ranked,
+            "multiple-toolkits",
+            0.6,
+            "the log shows a CUDA library directory on the loader path next to a version conflict",
+        )
     for name, info in view.frameworks(snap):
-        if re.search(r"(?:dev|a0|rc)\d*|\+git|nightly", str(info.get("version") or "") + str(info.get("stated") or "")):
+        if re.search(
+            r"(?:dev|a0|rc)\d*|\+git|nightly", str(info.get("version") or "") + str(info.get("stated") or "")
+        ):
             _bump(ranked, "library-bug", 0.15, f"{view.describe(name, info)} is a pre-release build")
 
 
 def fact_scores(ranked: dict[str, RankedCause], findings: list[Finding], permitted: set[str]) -> None:
     for f in findings:
         if permitted:
-            amount = CONFIRM if f.cause in permitted and f.severity is not Severity.INFO else (0.15 if f.cause in permitted else UNRELATED[f.severity])
+            amount = (
+                CONFIRM
+                if f.cause in permitted and f.severity is not Severity.INFO
+                else (0.15 if f.cause in permitted else UNRELATED[f.severity])
+            )
         else:
             amount = ALONE[f.severity]
         rc = ranked.setdefault(f.cause, RankedCause(f.cause, 0.0))
@@ -148,7 +192,10 @@ def explain(scan: ScanResult, snap: Snapshot, other: str = "") -> Explanation:
     fact_scores(ranked, findings, permitted)
     capture_rules(ranked, matches, snap, other)
     context_rules(ranked, matches, root, snap)
-    causes = sorted((rc for rc in ranked.values() if rc.score > 0.04 and rc.id in knowledge.causes()), key=lambda rc: -rc.score)
+    causes = sorted(
+        (rc for rc in ranked.values() if rc.score > 0.04 and rc.id in knowledge.causes()),
+        key=lambda rc: -rc.score,
+    )
     return Explanation(root, None if root else fallback_root(scan), causes, matches, findings, scan)
 
 

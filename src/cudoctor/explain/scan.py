@@ -15,7 +15,7 @@ import os
 import re
 import sys
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import IO
 
 from cudoctor.explain import signatures
 from cudoctor.explain.signatures import Signature
@@ -72,17 +72,17 @@ def normalise(raw: str) -> tuple[str, str, int | None]:
             if m:
                 if "rank" in rx.groupindex and m.group("rank") and rank is None:
                     rank = int(m.group("rank"))
-                body = body[m.end():]
+                body = body[m.end() :]
                 break
         else:
             break
     return text, body, rank
 
 
-def open_log(path: str) -> BinaryIO:
+def open_log(path: str) -> IO[bytes]:
     """A binary stream for a path, '-' (stdin) or a gzip file; raises LogError with one line."""
     if path == "-":
-        stream: BinaryIO = sys.stdin.buffer
+        stream: IO[bytes] = sys.stdin.buffer
     else:
         if os.path.isdir(path):
             raise LogError(f"{path} is a directory, not a log file")
@@ -101,24 +101,32 @@ def open_log(path: str) -> BinaryIO:
 class _Prefilter:
     """Finds byte offsets of anchor hits in a chunk."""
 
-    def __init__(self) -> None:
+    def __init__(self, engine: str = "auto") -> None:
         self.anchors = sorted(signatures.anchor_index())
+        self.encoded = [a.encode() for a in self.anchors]
         self.db = None
+        self.engine = "python"
+        if engine == "python":
+            return
         try:
-            import hyperscan  # type: ignore[import-not-found]
+            import hyperscan
 
             db = hyperscan.Database()
             exprs = [re.escape(a).encode() for a in self.anchors]
-            db.compile(expressions=exprs, ids=list(range(len(exprs))), flags=[hyperscan.HS_FLAG_CASELESS] * len(exprs))
+            db.compile(
+                expressions=exprs,
+                ids=list(range(len(exprs))),
+                flags=[hyperscan.HS_FLAG_CASELESS] * len(exprs),
+            )
             self.db = db
             self.engine = "hyperscan"
         except Exception:  # no wheel for this platform, or it failed to build: fall back
-            self.engine = "python"
-            self.encoded = [a.encode() for a in self.anchors]
+            self.db = None
 
     def offsets(self, data: bytes) -> list[int]:
         hits: list[int] = []
         if self.db is not None:
+
             def on_match(_id: int, _start: int, end: int, _flags: int, _ctx: object) -> None:
                 hits.append(end - 1)
 
@@ -133,7 +141,7 @@ class _Prefilter:
         return hits
 
 
-def _chunks(stream: BinaryIO) -> Iterator[tuple[bytes, bool]]:
+def _chunks(stream: IO[bytes]) -> Iterator[tuple[bytes, bool]]:
     """(block of whole lines, True when the block ends a line) with bounded carry-over."""
     carry = b""
     while True:
@@ -155,21 +163,22 @@ def _chunks(stream: BinaryIO) -> Iterator[tuple[bytes, bool]]:
         carry = data[cut + 1 :]
 
 
-def scan(stream: BinaryIO) -> ScanResult:
-    pre = _Prefilter()
+def scan(stream: IO[bytes], engine: str = "auto") -> ScanResult:
+    pre = _Prefilter(engine)
     result = ScanResult(engine=pre.engine)
     line_base = 1
     tail: collections.deque[tuple[int, bytes]] = collections.deque(maxlen=TAIL_LINES)
-    for block, ends_line in _chunks(stream):
+    last = b"\n"
+    for block, _ends_line in _chunks(stream):
         result.bytes += len(block)
         if result.bytes <= CHUNK and b"\x00" in block[:8192]:
             raise LogError("this looks like a binary file, not a text log")
         offsets = sorted(set(pre.offsets(block)))
         _match_lines(block, offsets, line_base, result)
-        newlines = block.count(b"\n")
         _remember_tail(block, line_base, tail)
-        line_base += newlines
-        result.lines = line_base - 1 + (0 if ends_line else 1)
+        line_base += block.count(b"\n")
+        last = block[-1:]
+    result.lines = line_base - 1 + (0 if last == b"\n" else 1)
     result.tail = [(n, _decode(b)) for n, b in tail]
     return result
 

@@ -33,15 +33,31 @@ def _packages(sys_path: Sequence[str], ldcache: dict[str, list[str]], env: Mappi
     return facts
 
 
+def tool_timeout(env: Mapping[str, str]) -> float:
+    """Seconds any one external tool (ptxas --version, the NVML probe) may take: CUDOCTOR_TIMEOUT, default 5."""
+    try:
+        return max(0.1, float(env.get("CUDOCTOR_TIMEOUT", "5")))
+    except ValueError:
+        return 5.0
+
+
 def _toolkits(env: Mapping[str, str], sys_path: Sequence[str]) -> list[Fact]:
     return [
-        known("cuda.toolkits", toolkits.collect_toolkits(env, sys_path), "dirs, env, PATH, wheels"),
+        known(
+            "cuda.toolkits",
+            toolkits.collect_toolkits(env, sys_path, timeout=tool_timeout(env)),
+            "dirs, env, PATH, wheels",
+        ),
         known("cuda.path_tools", toolkits.path_tools(env), "env:PATH"),
     ]
 
 
 def _ldcache_fact(ldcache: dict[str, list[str]], how: str) -> Fact:
-    cuda_like = {k: v for k, v in ldcache.items() if k.startswith(("libcud", "libcublas", "libnccl", "libnvidia-ml", "libnvJitLink", "libnvrtc"))}
+    cuda_like = {
+        k: v
+        for k, v in ldcache.items()
+        if k.startswith(("libcud", "libcublas", "libnccl", "libnvidia-ml", "libnvJitLink", "libnvrtc"))
+    }
     if not how.startswith("cmd:"):
         return failed("loader.ldcache", "ldconfig", how)
     return known("loader.ldcache", cuda_like, how)
@@ -50,16 +66,21 @@ def _ldcache_fact(ldcache: dict[str, list[str]], how: str) -> Fact:
 def collect_live(env: Mapping[str, str] | None = None, sys_path: Sequence[str] | None = None) -> Snapshot:
     env = dict(os.environ if env is None else env)
     sys_path = list(sys.path if sys_path is None else sys_path)
-    snap = Snapshot(origin="live", created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
+    snap = Snapshot(
+        origin="live", created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    )
     t0 = time.perf_counter()
     ldcache, how = loader.read_ldcache()
     snap.timings_ms["ldcache"] = (time.perf_counter() - t0) * 1000
     collectors: list[tuple[str, Collector]] = [
-        ("driver", lambda: driver.collect_driver(ldcache)),
+        ("driver", lambda: driver.collect_driver(ldcache, timeout=2 * tool_timeout(env))),
         ("toolkits", lambda: _toolkits(env, sys_path)),
         ("packages", lambda: _packages(sys_path, ldcache, env)),
         ("host", lambda: host.collect_host(env)),
-        ("cpu_runtimes", lambda: [known("cpu.runtime_libs", host.cpu_runtime_libs(sys_path), "package files")]),
+        (
+            "cpu_runtimes",
+            lambda: [known("cpu.runtime_libs", host.cpu_runtime_libs(sys_path), "package files")],
+        ),
     ]
     snap.add(_ldcache_fact(ldcache, how))
     with ThreadPoolExecutor(max_workers=len(collectors)) as pool:
@@ -78,7 +99,9 @@ def _store(snap: Snapshot, name: str, fut: Future[tuple[list[Fact], float]]) -> 
     try:
         facts, ms = fut.result()
     except Exception as exc:  # a collector bug must not take the tool down
-        snap.add(failed(f"collector.{name}", name, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}"))
+        snap.add(
+            failed(f"collector.{name}", name, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}")
+        )
         return
     snap.timings_ms[name] = ms
     for fact in facts:

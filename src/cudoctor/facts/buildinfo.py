@@ -64,7 +64,11 @@ def cudnn_header_version(include_dir: str) -> str | None:
         with open(path, encoding="utf-8", errors="replace") as fh:
             for line in fh:
                 bits = line.split()
-                if len(bits) >= 3 and bits[0] == "#define" and bits[1] in ("CUDNN_MAJOR", "CUDNN_MINOR", "CUDNN_PATCHLEVEL"):
+                if (
+                    len(bits) >= 3
+                    and bits[0] == "#define"
+                    and bits[1] in ("CUDNN_MAJOR", "CUDNN_MINOR", "CUDNN_PATCHLEVEL")
+                ):
                     parts[bits[1]] = bits[2]
         if "CUDNN_MAJOR" in parts:
             return ".".join(parts.get(k, "0") for k in ("CUDNN_MAJOR", "CUDNN_MINOR", "CUDNN_PATCHLEVEL"))

@@ -92,13 +92,19 @@ def nvidia_pci_devices(sysfs: str = "/sys/bus/pci/devices") -> list[dict[str, st
         if vendor != "0x10de" or not klass.startswith(("0x0300", "0x0302")):
             continue
         drv = os.path.join(dev, "driver")
-        found.append({"slot": os.path.basename(dev), "driver": os.path.basename(os.path.realpath(drv)) if os.path.exists(drv) else "none"})
+        found.append(
+            {
+                "slot": os.path.basename(dev),
+                "driver": os.path.basename(os.path.realpath(drv)) if os.path.exists(drv) else "none",
+            }
+        )
     return found
 
 
 def nvml_library_present(ldcache: Mapping[str, list[str]]) -> bool:
     return bool(ldcache.get("libnvidia-ml.so.1") or ldcache.get("libcuda.so.1")) or any(
-        os.path.exists(p) for p in ("/usr/lib/wsl/lib/libnvidia-ml.so.1", "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1")
+        os.path.exists(p)
+        for p in ("/usr/lib/wsl/lib/libnvidia-ml.so.1", "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1")
     )
 
 
@@ -112,7 +118,13 @@ def collect_driver(ldcache: Mapping[str, list[str]], timeout: float = 10.0) -> l
         except OSError as exc:
             facts.append(failed("driver.kernel_module", f"file:{PROC_VERSION}", str(exc)))
     facts.append(known("gpu.pci", nvidia_pci_devices(), "file:/sys/bus/pci/devices"))
-    facts.append(known("gpu.device_nodes", sorted(glob.glob("/dev/nvidia*")) + (["/dev/dxg"] if os.path.exists("/dev/dxg") else []), "file:/dev"))
+    facts.append(
+        known(
+            "gpu.device_nodes",
+            sorted(glob.glob("/dev/nvidia*")) + (["/dev/dxg"] if os.path.exists("/dev/dxg") else []),
+            "file:/dev",
+        )
+    )
     if not nvml_library_present(ldcache):
         detail = "no libnvidia-ml.so.1 / libcuda.so.1 in the loader cache: no NVIDIA driver is installed"
         if proc:
@@ -133,7 +145,11 @@ def _probe_facts(proc: dict[str, Any] | None, timeout: float) -> list[Fact]:
     payload = runner.last_sentinel_line(res.stdout)
     if payload is None:
         why = f"NVML probe failed ({res.describe()}): {res.stderr.strip()[-300:]}"
-        return [unknown("driver.version", "nvml probe", why), unknown("driver.cuda_version", "nvml probe", why), unknown("gpu.devices", "nvml probe", why)]
+        return [
+            unknown("driver.version", "nvml probe", why),
+            unknown("driver.cuda_version", "nvml probe", why),
+            unknown("gpu.devices", "nvml probe", why),
+        ]
     data = json.loads(payload)
     return facts_from_probe(data, proc)
 
@@ -159,7 +175,13 @@ def facts_from_probe(data: Mapping[str, Any], proc: Mapping[str, Any] | None) ->
     if cuda_int:
         from cudoctor.versions import cuda_from_int
 
-        facts.append(known("driver.cuda_version", cuda_from_int(int(cuda_int)), "libcuda:cuDriverGetVersion" if "cuda" not in nvml else "nvml:nvmlSystemGetCudaDriverVersion"))
+        facts.append(
+            known(
+                "driver.cuda_version",
+                cuda_from_int(int(cuda_int)),
+                "libcuda:cuDriverGetVersion" if "cuda" not in nvml else "nvml:nvmlSystemGetCudaDriverVersion",
+            )
+        )
     else:
         facts.append(unknown("driver.cuda_version", "libcuda", lib.get("error", "cuDriverGetVersion failed")))
     if "cuInit" in lib:

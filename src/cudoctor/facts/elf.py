@@ -40,7 +40,7 @@ def _vaddr_to_offset(loads: list[tuple[int, int, int]], vaddr: int) -> int | Non
 
 def _cstr(buf: mmap.mmap, off: int) -> str:
     end = buf.find(b"\0", off)
-    return buf[off:end if end >= 0 else off].decode("utf-8", "replace")
+    return buf[off : end if end >= 0 else off].decode("utf-8", "replace")
 
 
 def _split(value: str | None) -> tuple[str, ...]:
@@ -133,7 +133,13 @@ def _dynamic(
 
 
 def _sections(
-    buf: mmap.mmap, elf_class: int, fmt: str, shoff: int, shentsize: int, shnum: int, shstrndx: int,
+    buf: mmap.mmap,
+    elf_class: int,
+    fmt: str,
+    shoff: int,
+    shentsize: int,
+    shnum: int,
+    shstrndx: int,
     want: tuple[str, ...],
 ) -> dict[str, tuple[int, int]]:
     if not want or shoff == 0 or shnum == 0 or shstrndx >= shnum:

@@ -20,7 +20,9 @@ from cudoctor.facts.loader import Loader, needed_closure
 from cudoctor.facts.packages import Dist, find_package_dir
 from cudoctor.model import Fact, absent, failed, known
 
-CUDA_LIB = re.compile(r"^lib(cudart|cublas|cublasLt|cudnn|nccl|nvJitLink|cufft|cusparse|cusolver|curand|nvrtc|cupti)\.so")
+CUDA_LIB = re.compile(
+    r"^lib(cudart|cublas|cublasLt|cudnn|nccl|nvJitLink|cufft|cusparse|cusolver|curand|nvrtc|cupti)\.so"
+)
 
 
 def cuda_lib_names(cuda: str | None, cudnn: str | None) -> list[str]:
@@ -50,7 +52,9 @@ def _requires_pin(dist: Dist | None, prefix: str) -> str | None:
     return None
 
 
-def _libs_report(starts: Sequence[str], loader: Loader, root: str, extra_names: Sequence[str]) -> dict[str, Any]:
+def _libs_report(
+    starts: Sequence[str], loader: Loader, root: str, extra_names: Sequence[str]
+) -> dict[str, Any]:
     """Resolve a framework's own libraries transitively plus the CUDA libs it dlopens."""
     site = os.path.dirname(root)
     closure = needed_closure([s for s in starts if os.path.exists(s)], loader, follow_under=(site,))
@@ -84,7 +88,11 @@ def read_torch(root: str, dist: Dist | None, loader: Loader) -> dict[str, Any]:
     info["build"] = "cuda" if ver.get("cuda") else "rocm" if ver.get("hip") else "cpu"
     info["cudnn"] = _requires_pin(dist, "nvidia-cudnn")
     lib = os.path.join(root, "lib")
-    info["broken"] = [f"{os.path.join(lib, n)} is missing" for n in ("libtorch_cpu.so", "libc10.so") if not os.path.exists(os.path.join(lib, n))]
+    info["broken"] = [
+        f"{os.path.join(lib, n)} is missing"
+        for n in ("libtorch_cpu.so", "libc10.so")
+        if not os.path.exists(os.path.join(lib, n))
+    ]
     cuda_lib = os.path.join(lib, "libtorch_cuda.so")
     if info["build"] == "cuda":
         if os.path.exists(cuda_lib):
@@ -92,21 +100,45 @@ def read_torch(root: str, dist: Dist | None, loader: Loader) -> dict[str, Any]:
             info["archs"] = sm_list(archs) if archs is not None else None
         else:
             info["broken"].append(f"{cuda_lib} is missing")
-    starts = glob.glob(os.path.join(root, "_C*.so")) + [cuda_lib, os.path.join(lib, "libtorch_global_deps.so")]
-    info.update(_libs_report(starts, loader, root, cuda_lib_names(info["cuda"], info["cudnn"]) if info["build"] == "cuda" else []))
+    starts = [
+        *glob.glob(os.path.join(root, "_C*.so")),
+        cuda_lib,
+        os.path.join(lib, "libtorch_global_deps.so"),
+    ]
+    info.update(
+        _libs_report(
+            starts,
+            loader,
+            root,
+            cuda_lib_names(info["cuda"], info["cudnn"]) if info["build"] == "cuda" else [],
+        )
+    )
     return info
 
 
 def read_tensorflow(root: str, dist: Dist | None, loader: Loader) -> dict[str, Any]:
-    info: dict[str, Any] = {"location": root, "version": dist.version if dist else None, "dist": dist.name if dist else None}
+    info: dict[str, Any] = {
+        "location": root,
+        "version": dist.version if dist else None,
+        "dist": dist.name if dist else None,
+    }
     bi = buildinfo.tensorflow_build_info(os.path.join(root, "python", "platform", "build_info.py"))
     info["build_info"] = {k: v for k, v in bi.items() if isinstance(v, (str, bool, int, list))}
     info["build"] = "cuda" if bi.get("is_cuda_build") else "rocm" if bi.get("is_rocm_build") else "cpu"
     info["cuda"] = bi.get("cuda_version")
     info["cudnn"] = bi.get("cudnn_version")
     caps = bi.get("cuda_compute_capabilities")
-    info["archs"] = [c if c.startswith(("sm_", "compute_")) else f"sm_{c.replace('.', '')}" for c in caps] if caps else None
-    core = _first([os.path.join(root, "python", "_pywrap_tensorflow_internal.so"), os.path.join(root, "libtensorflow_framework.so.2")])
+    info["archs"] = (
+        [c if c.startswith(("sm_", "compute_")) else f"sm_{c.replace('.', '')}" for c in caps]
+        if caps
+        else None
+    )
+    core = _first(
+        [
+            os.path.join(root, "python", "_pywrap_tensorflow_internal.so"),
+            os.path.join(root, "libtensorflow_framework.so.2"),
+        ]
+    )
     info["broken"] = [] if core else [f"{root}/python/_pywrap_tensorflow_internal.so is missing"]
     names = cuda_lib_names(info["cuda"], info["cudnn"]) if info["build"] == "cuda" else []
     starts = [p for p in (core, os.path.join(root, "libtensorflow_framework.so.2")) if p]
@@ -116,7 +148,10 @@ def read_tensorflow(root: str, dist: Dist | None, loader: Loader) -> dict[str, A
 
 def read_jax(sys_path: Sequence[str], dists: dict[str, Dist], loader: Loader) -> dict[str, Any]:
     jax, jaxlib = dists.get("jax"), dists.get("jaxlib")
-    info: dict[str, Any] = {"version": jax.version if jax else None, "jaxlib": jaxlib.version if jaxlib else None}
+    info: dict[str, Any] = {
+        "version": jax.version if jax else None,
+        "jaxlib": jaxlib.version if jaxlib else None,
+    }
     plugins = sorted(n for n in dists if re.match(r"jax-cuda\d+-(plugin|pjrt)$", n))
     info["plugins"] = {n: dists[n].version for n in plugins}
     majors = sorted({re.search(r"cuda(\d+)", n).group(1) for n in plugins if re.search(r"cuda(\d+)", n)})  # type: ignore[union-attr]
@@ -129,7 +164,13 @@ def read_jax(sys_path: Sequence[str], dists: dict[str, Dist], loader: Loader) ->
         info["broken"].append("jax is installed but jaxlib is not")
     if plugin_pkg:
         pdir = find_package_dir(sys_path, plugin_pkg)
-        pjrt = glob.glob(os.path.join(os.path.dirname(pdir or ""), "jax_plugins", f"xla_cuda{majors[-1]}", "*.so")) if pdir else []
+        pjrt = (
+            glob.glob(
+                os.path.join(os.path.dirname(pdir or ""), "jax_plugins", f"xla_cuda{majors[-1]}", "*.so")
+            )
+            if pdir
+            else []
+        )
         if pdir is None:
             info["broken"].append(f"{plugin_pkg} metadata is installed but the package directory is missing")
         else:
@@ -149,7 +190,13 @@ def read_cupy(dists: dict[str, Dist], sys_path: Sequence[str]) -> dict[str, Any]
     m = re.search(r"cupy-cuda(\d+)x?$", names[0]) if names else None
     info["version"] = dists[names[0]].version if names else None
     info["build"] = "rocm" if names and "rocm" in names[0] else "cuda"
-    info["cuda"] = f"{m.group(1)}.0" if m and len(m.group(1)) <= 2 else versions.cuda_from_variant(f"cu{m.group(1)}") if m else None
+    info["cuda"] = (
+        f"{m.group(1)}.0"
+        if m and len(m.group(1)) <= 2
+        else versions.cuda_from_variant(f"cu{m.group(1)}")
+        if m
+        else None
+    )
     root = find_package_dir(sys_path, "cupy")
     wheel_json = os.path.join(root, ".data", "_wheel.json") if root else ""
     if wheel_json and os.path.exists(wheel_json):
@@ -162,9 +209,18 @@ def framework_facts(sys_path: Sequence[str], dists: list[Dist], loader: Loader) 
     by_name = {d.name: d for d in dists}
     readers: list[tuple[str, Callable[[], dict[str, Any]] | None]] = []
     torch_dir = find_package_dir(sys_path, "torch")
-    readers.append(("torch", (lambda: read_torch(torch_dir, by_name.get("torch"), loader)) if torch_dir else None))
+    readers.append(
+        ("torch", (lambda: read_torch(torch_dir, by_name.get("torch"), loader)) if torch_dir else None)
+    )
     tf_dir = find_package_dir(sys_path, "tensorflow")
-    tf_dist = next((by_name[n] for n in ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly") if n in by_name), None)
+    tf_dist = next(
+        (
+            by_name[n]
+            for n in ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly")
+            if n in by_name
+        ),
+        None,
+    )
     readers.append(("tensorflow", (lambda: read_tensorflow(tf_dir, tf_dist, loader)) if tf_dir else None))
     readers.append(("jax", (lambda: read_jax(sys_path, by_name, loader)) if "jax" in by_name else None))
     has_cupy = any(n.startswith("cupy") for n in by_name)
@@ -178,5 +234,7 @@ def framework_facts(sys_path: Sequence[str], dists: list[Dist], loader: Loader) 
         try:
             facts.append(known(key, reader(), "package files (no import)"))
         except (OSError, ValueError, SyntaxError, KeyError) as exc:
-            facts.append(failed(key, "package files", f"{name} is installed but its files cannot be read: {exc}"))
+            facts.append(
+                failed(key, "package files", f"{name} is installed but its files cannot be read: {exc}")
+            )
     return facts

@@ -12,20 +12,52 @@ from typing import Any
 from cudoctor.model import Fact, known, unknown
 
 ENV_VARS = (
-    "PATH", "LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDA_TOOLKIT_ROOT_DIR",
-    "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "CUDA_DEVICE_ORDER",
-    "CUDA_LAUNCH_BLOCKING", "CUDA_MODULE_LOADING", "CUBLAS_WORKSPACE_CONFIG", "XLA_FLAGS",
-    "XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_MEM_FRACTION", "JAX_PLATFORMS", "TF_FORCE_GPU_ALLOW_GROWTH",
-    "TF_CPP_MIN_LOG_LEVEL", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF", "TORCH_CUDA_ARCH_LIST", "TRITON_PTXAS_PATH",
-    "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "KMP_DUPLICATE_LIB_OK", "CONDA_PREFIX",
-    "VIRTUAL_ENV", "CUDNN_PATH",
+    "PATH",
+    "LD_LIBRARY_PATH",
+    "LD_PRELOAD",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "CUDA_ROOT",
+    "CUDA_TOOLKIT_ROOT_DIR",
+    "CUDA_VISIBLE_DEVICES",
+    "NVIDIA_VISIBLE_DEVICES",
+    "NVIDIA_DRIVER_CAPABILITIES",
+    "CUDA_DEVICE_ORDER",
+    "CUDA_LAUNCH_BLOCKING",
+    "CUDA_MODULE_LOADING",
+    "CUBLAS_WORKSPACE_CONFIG",
+    "XLA_FLAGS",
+    "XLA_PYTHON_CLIENT_PREALLOCATE",
+    "XLA_PYTHON_CLIENT_MEM_FRACTION",
+    "JAX_PLATFORMS",
+    "TF_FORCE_GPU_ALLOW_GROWTH",
+    "TF_CPP_MIN_LOG_LEVEL",
+    "PYTORCH_CUDA_ALLOC_CONF",
+    "PYTORCH_ALLOC_CONF",
+    "TORCH_CUDA_ARCH_LIST",
+    "TRITON_PTXAS_PATH",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "KMP_DUPLICATE_LIB_OK",
+    "CONDA_PREFIX",
+    "VIRTUAL_ENV",
+    "CUDNN_PATH",
 )
 
 # Instruction sets that framework builds are known to require (x86); reported if present.
 CPU_FLAGS = ("sse4_1", "sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "amx_tile", "f16c")
 
 
-PATH_VARS = ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDA_TOOLKIT_ROOT_DIR", "CUDNN_PATH", "LD_LIBRARY_PATH", "PATH")
+PATH_VARS = (
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "CUDA_ROOT",
+    "CUDA_TOOLKIT_ROOT_DIR",
+    "CUDNN_PATH",
+    "LD_LIBRARY_PATH",
+    "PATH",
+)
 
 
 def relevant_env(env: Mapping[str, str]) -> dict[str, str]:
@@ -42,7 +74,13 @@ def path_entries(env: Mapping[str, str]) -> dict[str, list[dict[str, Any]]]:
         for entry in env[var].split(os.pathsep):
             if not entry:
                 continue
-            entries.append({"path": entry, "exists": os.path.isdir(entry), "readable": os.access(entry, os.R_OK | os.X_OK)})
+            entries.append(
+                {
+                    "path": entry,
+                    "exists": os.path.isdir(entry),
+                    "readable": os.access(entry, os.R_OK | os.X_OK),
+                }
+            )
         out[var] = entries
     return out
 
@@ -97,7 +135,16 @@ def os_release() -> str:
 
 def collect_host(env: Mapping[str, str]) -> list[Fact]:
     facts = [
-        known("host.os", {"system": platform.system(), "release": platform.release(), "name": os_release(), "machine": platform.machine()}, "platform"),
+        known(
+            "host.os",
+            {
+                "system": platform.system(),
+                "release": platform.release(),
+                "name": os_release(),
+                "machine": platform.machine(),
+            },
+            "platform",
+        ),
         known("host.python", {"version": platform.python_version(), "executable": sys.executable}, "sys"),
         known("host.container", detect_container(), "file:/.dockerenv,/proc/1/cgroup"),
         known("host.wsl", detect_wsl(), "file:/proc/sys/kernel/osrelease"),
@@ -126,7 +173,13 @@ def cpu_runtime_libs(sys_path: Sequence[str]) -> list[dict[str, str]]:
         for pattern in ("*/lib/lib*.so*", "*.libs/lib*.so*", "*/.libs/lib*.so*", "../../lib*.so*"):
             for path in glob.glob(os.path.join(site, pattern)):
                 base = os.path.basename(path)
-                kind = "openmp" if base.startswith(OPENMP_PREFIXES) else "blas" if base.startswith(BLAS_PREFIXES) else ""
+                kind = (
+                    "openmp"
+                    if base.startswith(OPENMP_PREFIXES)
+                    else "blas"
+                    if base.startswith(BLAS_PREFIXES)
+                    else ""
+                )
                 real = os.path.realpath(path)
                 if not kind or real in seen:
                     continue

@@ -16,7 +16,14 @@ from collections.abc import Iterable
 from cudoctor import runner
 from cudoctor.facts.elf import ElfError, ElfInfo, read_elf
 
-DEFAULT_DIRS = ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib")
+DEFAULT_DIRS = (
+    "/lib/x86_64-linux-gnu",
+    "/usr/lib/x86_64-linux-gnu",
+    "/lib64",
+    "/usr/lib64",
+    "/lib",
+    "/usr/lib",
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,7 +52,9 @@ def parse_ldconfig(text: str) -> dict[str, list[str]]:
 
 def read_ldcache(timeout: float = 5.0) -> tuple[dict[str, list[str]], str]:
     """The ld.so cache as a mapping, and a note of how it was read (or why not)."""
-    exe = shutil.which("ldconfig") or next((p for p in ("/sbin/ldconfig", "/usr/sbin/ldconfig") if os.path.exists(p)), None)
+    exe = shutil.which("ldconfig") or next(
+        (p for p in ("/sbin/ldconfig", "/usr/sbin/ldconfig") if os.path.exists(p)), None
+    )
     if exe is None:
         return {}, "ldconfig not found"
     res = runner.run([exe, "-p"], timeout=timeout)
@@ -132,7 +141,9 @@ class Closure:
     unreadable: list[str] = dataclasses.field(default_factory=list)
 
 
-def needed_closure(starts: Iterable[str], loader: Loader, follow_under: tuple[str, ...], limit: int = 80) -> Closure:
+def needed_closure(
+    starts: Iterable[str], loader: Loader, follow_under: tuple[str, ...], limit: int = 80
+) -> Closure:
     """Resolve NEEDED entries transitively, descending only into files under `follow_under`.
 
     System libraries are resolved but not descended into: their dependencies are the

@@ -14,7 +14,19 @@ from typing import Any
 from cudoctor import knowledge, versions
 from cudoctor.model import Fact, Snapshot, known
 
-KEYS = ("gpu", "compute_capability", "driver", "framework_version", "framework_cuda", "system_cuda", "cudnn", "os", "python", "container", "other")
+KEYS = (
+    "gpu",
+    "compute_capability",
+    "driver",
+    "framework_version",
+    "framework_cuda",
+    "system_cuda",
+    "cudnn",
+    "os",
+    "python",
+    "container",
+    "other",
+)
 
 FRAMEWORK_WORDS = (
     (re.compile(r"\b(tensorflow|tf)\b", re.I), "tensorflow"),
@@ -69,7 +81,9 @@ def driver_facts(text: str) -> list[Fact]:
     elif m:
         best = knowledge.max_cuda_for_driver(m.group(1) if "." in m.group(1) else m.group(1) + ".999")
         if best:
-            facts.append(known("driver.cuda_version", best, "stated:driver (derived from the driver version)"))
+            facts.append(
+                known("driver.cuda_version", best, "stated:driver (derived from the driver version)")
+            )
     return facts
 
 
@@ -77,6 +91,8 @@ def guess_framework(text: str, hint: str | None) -> str | None:
     for pattern, name in FRAMEWORK_WORDS:
         if pattern.search(text):
             return name
+    if re.search(r"\d\+(?:cu\d+|cpu|rocm)", text):
+        return "torch"  # the local-version convention of PyTorch wheels
     return hint
 
 
@@ -90,14 +106,26 @@ def framework_facts(version_text: str, cuda_text: str, hint: str | None) -> list
     cuda = versions.cuda_from_variant(variant.group(1) or variant.group(2)) if variant else None
     if cuda_text:
         cuda = ".".join(str(p) for p in (versions.parse(cuda_text) or ())[:2]) or cuda
-    build = "cpu" if re.search(r"\+cpu|-cpu\b|\bcpu\b", version_text, re.I) else "cuda" if (cuda or _gpu_package(version_text, name, version)) else "unknown"
+    build = (
+        "cpu"
+        if re.search(r"\+cpu|-cpu\b|\bcpu\b", version_text, re.I)
+        else "cuda"
+        if (cuda or _gpu_package(version_text, name, version))
+        else "unknown"
+    )
     info: dict[str, Any] = {"version": version, "cuda": cuda, "build": build, "stated": version_text}
     if name == "tensorflow" and build == "cuda" and cuda is None and version:
         row = knowledge.tf_build(version)
         if row:
             info["cuda"], info["cudnn"] = row["cuda"], row["cudnn"]
     if name == "torch" and version and cuda is None and build == "unknown":
-        info["build"] = "unknown"
+        default = knowledge.torch_default_variant(version)
+        if default:
+            info.update(
+                build="cuda",
+                cuda=versions.cuda_from_variant(default),
+                cuda_inferred=f"{default}: the default wheel of torch {version}",
+            )
     return [known(f"framework.{name}", info, "stated:framework_version")]
 
 
@@ -105,18 +133,35 @@ def _gpu_package(text: str, name: str, version: str | None) -> bool:
     """'tensorflow-gpu', 'tensorflow[and-cuda]', jax[cuda12]: the build is a CUDA one."""
     if re.search(r"-gpu|and-cuda|\[cuda\d*\]|cuda\d+[-_]plugin", text, re.I):
         return True
-    return name == "tensorflow" and bool(version) and versions.parse(version or "") is not None and (versions.parse(version or "") or (0,)) >= (2, 1)
+    return (
+        name == "tensorflow"
+        and bool(version)
+        and versions.parse(version or "") is not None
+        and (versions.parse(version or "") or (0,)) >= (2, 1)
+    )
 
 
 def toolkit_facts(text: str) -> list[Fact]:
     found = re.findall(r"(?<![\d.])(\d{1,2}\.\d+(?:\.\d+)?)(?![\d.])", text)
-    toolkits = [{"root": f"(stated) CUDA {v}", "version": v, "found_via": ["stated:system_cuda"], "stated": True} for v in found]
+    toolkits = [
+        {"root": f"(stated) CUDA {v}", "version": v, "found_via": ["stated:system_cuda"], "stated": True}
+        for v in found
+    ]
     return [known("cuda.toolkits", toolkits, "stated:system_cuda")] if toolkits else []
 
 
 def os_facts(text: str) -> list[Fact]:
-    system = "Windows" if re.search(r"windows|win1\d", text, re.I) and not re.search(r"\bwsl", text, re.I) else "Darwin" if re.search(r"mac ?os|os x|darwin", text, re.I) else "Linux"
-    return [known("host.os", {"system": system, "name": text}, "stated:os"), known("host.wsl", bool(re.search(r"\bwsl", text, re.I)), "stated:os")]
+    system = (
+        "Windows"
+        if re.search(r"windows|win1\d", text, re.I) and not re.search(r"\bwsl", text, re.I)
+        else "Darwin"
+        if re.search(r"mac ?os|os x|darwin", text, re.I)
+        else "Linux"
+    )
+    return [
+        known("host.os", {"system": system, "name": text}, "stated:os"),
+        known("host.wsl", bool(re.search(r"\bwsl", text, re.I)), "stated:os"),
+    ]
 
 
 def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) -> Snapshot:

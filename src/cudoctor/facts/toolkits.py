@@ -119,11 +119,23 @@ def candidate_roots(env: Mapping[str, str], sys_path: Sequence[str]) -> list[tup
 
 
 def _looks_like_toolkit(root: str) -> bool:
-    markers = ("bin/nvcc", "bin/ptxas", "version.json", "version.txt", "include/cuda.h", "lib64/libcudart.so", "lib/libcudart.so")
-    return any(os.path.exists(os.path.join(root, m)) for m in markers) or bool(glob.glob(os.path.join(root, "lib", "libcudart.so.*")))
+    markers = (
+        "bin/nvcc",
+        "bin/ptxas",
+        "version.json",
+        "version.txt",
+        "include/cuda.h",
+        "lib64/libcudart.so",
+        "lib/libcudart.so",
+    )
+    return any(os.path.exists(os.path.join(root, m)) for m in markers) or bool(
+        glob.glob(os.path.join(root, "lib", "libcudart.so.*"))
+    )
 
 
-def collect_toolkits(env: Mapping[str, str], sys_path: Sequence[str], timeout: float = 5.0) -> list[dict[str, Any]]:
+def collect_toolkits(
+    env: Mapping[str, str], sys_path: Sequence[str], timeout: float = 5.0
+) -> list[dict[str, Any]]:
     """One entry per distinct toolkit root (realpath), listing every way it was found."""
     by_real: dict[str, dict[str, Any]] = {}
     for root, via in candidate_roots(env, sys_path):
@@ -149,11 +161,16 @@ def _describe(entry: dict[str, Any], timeout: float) -> None:
         entry[tool] = path if os.path.exists(path) else None
     libdevice = glob.glob(os.path.join(root, "nvvm", "libdevice", "libdevice*.bc"))
     entry["libdevice"] = libdevice[0] if libdevice else None
-    entry["cudart"] = sorted({os.path.basename(p) for p in glob.glob(os.path.join(root, "lib*", "libcudart.so.*"))})
+    entry["cudart"] = sorted(
+        {os.path.basename(p) for p in glob.glob(os.path.join(root, "lib*", "libcudart.so.*"))}
+    )
     if entry["ptxas"]:
         entry["ptxas_version"] = tool_version(entry["ptxas"], timeout)
         if version is None and "version" in entry["ptxas_version"]:
-            entry["version"], entry["version_source"] = entry["ptxas_version"]["version"], f"cmd:{entry['ptxas']} --version"
+            entry["version"], entry["version_source"] = (
+                entry["ptxas_version"]["version"],
+                f"cmd:{entry['ptxas']} --version",
+            )
 
 
 def path_tools(env: Mapping[str, str]) -> dict[str, Any]:

@@ -21,7 +21,7 @@ else:  # pragma: no cover
 HERE = os.path.dirname(__file__)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def table(name: str) -> dict[str, Any]:
     with open(os.path.join(HERE, f"{name}.toml"), "rb") as fh:
         return tomllib.load(fh)
@@ -51,7 +51,7 @@ def driver_row(cuda: str) -> dict[str, Any] | None:
         return None
     for row in table("cuda_driver")["cuda"]:
         if versions.major_minor(row["version"]) == mm:
-            return row
+            return dict(row)
     return None
 
 
@@ -121,12 +121,25 @@ def torch_archs(version: str, variant: str) -> tuple[list[str], dict[str, Any]] 
     return None
 
 
+def torch_default_variant(version: str) -> str | None:
+    """The CUDA variant `pip install torch==version` gave: the PyPI default, else the newest cuXXX."""
+    mm = versions.major_minor(version)
+    for row in table("torch")["release"]:
+        if versions.major_minor(row["version"]) != mm:
+            continue
+        if re.fullmatch(r"cu\d+", str(row.get("pypi_default", ""))):
+            return str(row["pypi_default"])
+        cuda = [v for v in row["variants"] if re.fullmatch(r"cu\d+", v)]
+        return max(cuda, key=lambda v: versions.parse(versions.cuda_from_variant(v)) or ()) if cuda else None
+    return None
+
+
 def tf_build(version: str, platform: str = "linux") -> dict[str, Any] | None:
     """The tested build row for a TensorFlow version (same major.minor)."""
     mm = versions.major_minor(version)
     for row in table("tensorflow")["build"]:
         if row["platform"] == platform and versions.major_minor(row["version"]) == mm:
-            return row
+            return dict(row)
     return None
 
 
@@ -145,10 +158,12 @@ def arch_support(cc: versions.Version, archs: list[str]) -> str:
         target = versions.cc_tuple(text.replace("+ptx", ""))
         if target is None:
             continue
-        if not ptx:
-            if (exact and target == cc) or (not exact and target[0] == cc[0] and target[1] <= cc[1]):
-                return "sass"
-        if (ptx or text.endswith("+ptx")) and target <= cc:
+        sass_fits = (exact and target == cc) or (not exact and target[0] == cc[0] and target[1] <= cc[1])
+        if not ptx and sass_fits:
+            return "sass"
+        if text.endswith("+ptx") and target <= cc:
+            best = "ptx"  # '9.0+PTX': SASS for 9.0 and PTX for newer GPUs
+        elif ptx and target <= cc:
             best = "ptx"
     return best
 
@@ -156,13 +171,21 @@ def arch_support(cc: versions.Version, archs: list[str]) -> str:
 def validate() -> list[str]:
     """Problems in the tables: missing sources, unparsable versions, unknown cause ids."""
     problems: list[str] = []
-    for name, key in (("cuda_driver", "cuda"), ("tensorflow", "build"), ("torch", "arch_list"), ("gpus", "gpu"), ("toolkit_archs", "toolkit")):
+    for name, key in (
+        ("cuda_driver", "cuda"),
+        ("tensorflow", "build"),
+        ("torch", "arch_list"),
+        ("gpus", "gpu"),
+        ("toolkit_archs", "toolkit"),
+    ):
         for i, row in enumerate(table(name)[key]):
             if not row.get("source"):
                 problems.append(f"{name}.toml [[{key}]] #{i}: no source")
     for row in table("cuda_driver")["cuda"]:
         if versions.parse(row["linux_min"]) is None:
-            problems.append(f"cuda_driver.toml: {row['version']}: linux_min {row['linux_min']!r} does not parse")
+            problems.append(
+                f"cuda_driver.toml: {row['version']}: linux_min {row['linux_min']!r} does not parse"
+            )
     for row in table("gpus")["gpu"]:
         if versions.cc_tuple(row["cc"]) is None:
             problems.append(f"gpus.toml: {row['name']}: cc {row['cc']!r} does not parse")

@@ -33,7 +33,9 @@ def _gpu_summary(snap: Snapshot) -> str:
     driver = snap.get("driver.version")
     gpus = snap.value("gpu.devices") or []
     if driver is None or not driver.known:
-        return "no NVIDIA driver" if driver is not None and driver.status.value == "absent" else "driver unknown"
+        return (
+            "no NVIDIA driver" if driver is not None and driver.status.value == "absent" else "driver unknown"
+        )
     names = ", ".join(f"{g.get('name')} (cc {g.get('cc') or '?'})" for g in gpus) or "no GPU listed"
     cuda = snap.value("driver.cuda_version")
     return f"driver {driver.value}" + (f", CUDA {cuda}" if cuda else "") + f"; {names}"
@@ -75,19 +77,45 @@ def areas(report: Report) -> list[Area]:
         key = f"framework:{f.subject}" if f.subject else f.layer
         by_layer.setdefault(key, []).append(f)
     out = [
-        Area("GPU & driver", _gpu_summary(snap), by_layer.pop("GPU & driver", []), ["driver.version", "driver.cuda_version", "gpu.devices", "gpu.pci"]),
-        Area("CUDA toolkits & libraries", _toolkit_summary(snap), by_layer.pop("CUDA toolkits & libraries", []), ["cuda.toolkits", "cuda.path_tools", "python.nvidia_wheels"]),
+        Area(
+            "GPU & driver",
+            _gpu_summary(snap),
+            by_layer.pop("GPU & driver", []),
+            ["driver.version", "driver.cuda_version", "gpu.devices", "gpu.pci"],
+        ),
+        Area(
+            "CUDA toolkits & libraries",
+            _toolkit_summary(snap),
+            by_layer.pop("CUDA toolkits & libraries", []),
+            ["cuda.toolkits", "cuda.path_tools", "python.nvidia_wheels"],
+        ),
     ]
     for name, label in FRAMEWORK_LABEL.items():
         info = snap.value(f"framework.{name}")
         fact = snap.get(f"framework.{name}")
         mine = by_layer.pop(f"framework:{name}", [])
         if isinstance(info, dict):
-            out.append(Area(f"{label} {info.get('version') or ''}".strip(), _framework_summary(info), mine, [f"framework.{name}"]))
-        elif fact is not None and fact.status.value == "error" or mine:
+            out.append(
+                Area(
+                    f"{label} {info.get('version') or ''}".strip(),
+                    _framework_summary(info),
+                    mine,
+                    [f"framework.{name}"],
+                )
+            )
+        elif (fact is not None and fact.status.value == "error") or mine:
             out.append(Area(label, "installed but unreadable", mine, [f"framework.{name}"]))
-    out.append(Area("Environment", "", by_layer.pop("Environment", []), ["env", "env.paths", "host.os", "host.container", "host.wsl"]))
-    out.append(Area("CPU BLAS", _cpu_summary(snap), by_layer.pop("CPU BLAS", []), ["host.cpu", "cpu.runtime_libs"]))
+    out.append(
+        Area(
+            "Environment",
+            "",
+            by_layer.pop("Environment", []),
+            ["env", "env.paths", "host.os", "host.container", "host.wsl"],
+        )
+    )
+    out.append(
+        Area("CPU BLAS", _cpu_summary(snap), by_layer.pop("CPU BLAS", []), ["host.cpu", "cpu.runtime_libs"])
+    )
     rest = [f for fs in by_layer.values() for f in fs]
     if rest:
         out.append(Area("Other", "", rest, []))

@@ -29,11 +29,22 @@ def dumps(data: dict[str, Any]) -> str:
 
 
 def _md_finding(f: Finding) -> list[str]:
-    lines = [f"#### {f.severity.value.upper()}: {f.title}", "", f"`{f.id}` · cause `{f.cause}` · confidence {f.confidence}", "", f.why, ""]
+    lines = [
+        f"#### {f.severity.value.upper()}: {f.title}",
+        "",
+        f"`{f.id}` · cause `{f.cause}` · confidence {f.confidence}",
+        "",
+        f.why,
+        "",
+    ]
     if f.evidence:
         lines += ["Evidence:", ""] + [f"- `{e}`" for e in f.evidence] + [""]
     if f.fix:
-        lines += ["Fix (least invasive first):", ""] + [f"{i}. `{s}`" if _looks_like_command(s) else f"{i}. {s}" for i, s in enumerate(f.fix, 1)] + [""]
+        lines += (
+            ["Fix (least invasive first):", ""]
+            + [f"{i}. `{s}`" if _looks_like_command(s) else f"{i}. {s}" for i, s in enumerate(f.fix, 1)]
+            + [""]
+        )
     return lines
 
 
@@ -54,5 +65,14 @@ def report_markdown(report: Report) -> str:
     else:
         lines += ["No issues found.", ""]
     facts = json.dumps(report.snapshot.to_json(), indent=1, default=str)
-    lines += ["<details><summary>All facts (cudoctor snapshot)</summary>", "", "```json", facts, "```", "", "</details>", ""]
+    lines += [
+        "<details><summary>All facts (cudoctor snapshot)</summary>",
+        "",
+        "```json",
+        facts,
+        "```",
+        "",
+        "</details>",
+        "",
+    ]
     return "\n".join(lines)

@@ -56,7 +56,11 @@ def render(report: Report, verbose: bool = False, stream: TextIO | None = None) 
             for key in area.fact_keys:
                 fact = report.snapshot.get(key)
                 if fact is not None:
-                    value = json.dumps(fact.value, default=str) if fact.known else f"({fact.status.value}) {fact.detail}"
+                    value = (
+                        json.dumps(fact.value, default=str)
+                        if fact.known
+                        else f"({fact.status.value}) {fact.detail}"
+                    )
                     out.append(f"    • {key} = {value[:400]}  <- {fact.source}")
     out.append("")
     out += _footer(report, verbose)
@@ -70,12 +74,18 @@ def _footer(report: Report, verbose: bool) -> list[str]:
     lines = []
     unknown = [r for r in report.results if r.outcome in ("unknown", "crashed")]
     if verbose and unknown:
-        lines += [f"  ? {r.check_id}: {r.outcome}: {r.detail.splitlines()[0] if r.detail else ''}" for r in unknown]
+        lines += [
+            f"  ? {r.check_id}: {r.outcome}: {r.detail.splitlines()[0] if r.detail else ''}" for r in unknown
+        ]
     crashed = [r for r in report.results if r.outcome == "crashed"]
     if crashed:
-        lines.append(f"! {len(crashed)} check(s) crashed: {', '.join(r.check_id for r in crashed)} (cudoctor bug; run with -v)")
+        lines.append(
+            f"! {len(crashed)} check(s) crashed: {', '.join(r.check_id for r in crashed)} (cudoctor bug; run with -v)"
+        )
     if not found:
         lines.append("• No issues found!")
     else:
-        lines.append(f"{'!' if not errors else 'x'} cudoctor found {errors} error(s) and {warnings} warning(s).")
+        lines.append(
+            f"{'!' if not errors else 'x'} cudoctor found {errors} error(s) and {warnings} warning(s)."
+        )
     return lines

@@ -1,0 +1,225 @@
+"""cudoctor explain: root error, ranking with facts, normalisation, any input size, bad input."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cudoctor.explain import rank, scan
+from cudoctor.facts.stated import from_stated
+from cudoctor.model import Snapshot
+from tests.conftest import ROOT, SHARED, cudoctor
+
+
+def explain_text(text: str, facts: dict[str, str] | None = None, engine: str = "auto") -> rank.Explanation:
+    result = scan.scan(io.BytesIO(text.encode()), engine=engine)
+    snap = from_stated(facts or {}) if facts is not None else Snapshot()
+    return rank.explain(result, snap)
+
+
+def top(exp: rank.Explanation) -> list[str]:
+    return [c.id for c in exp.causes[:3]]
+
+
+ASYNC = """epoch 1 step 10 loss 2.31
+/pytorch/aten/src/ATen/native/cuda/Loss.cu:242: nll_loss_forward_reduce_cuda_kernel_2d: block: [0,0,0], thread: [5,0,0] Assertion `t >= 0 && t < n_classes` failed.
+Traceback (most recent call last):
+  File "train.py", line 88, in <module>
+    out = model(x)
+RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle, opa, opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc)`
+CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
+"""
+
+
+def test_async_error_root_is_the_earlier_assert() -> None:
+    exp = explain_text(ASYNC)
+    assert exp.root is not None and exp.root.line == 2 and "Assertion" in exp.root.text
+    assert top(exp)[0] == "illegal-memory-access"
+
+
+MULTI_RANK = "".join(
+    [
+        f"[rank{r}]:[E ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE) ran for 600010 milliseconds before timing out.\n"
+        for r in range(4)
+    ]
+    + [
+        "[rank37]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 5 has a total capacity of 79.15 GiB of which 1.02 GiB is free.\n"
+    ]
+    + [
+        f"[rank{r}]:[E ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE)\n"
+        for r in range(40, 60)
+    ]
+)
+
+
+def test_multi_rank_root_is_the_oom_not_the_nccl_timeouts() -> None:
+    exp = explain_text(MULTI_RANK)
+    assert exp.root is not None and exp.root.rank == 37 and exp.root.line == 5
+    assert top(exp)[0] == "gpu-oom"
+    assert exp.scan.counts["multi-gpu-comm/collective-timeout"] == 24
+
+
+def test_same_message_different_machines() -> None:
+    gemm = "tensorflow.python.framework.errors_impl.InternalError: Blas GEMM launch failed : a.shape=(32, 1000), b.shape=(1000, 512), m=32, n=512, k=1000\n"
+    old_build_new_gpu = explain_text(
+        gemm, {"gpu": "A100", "framework_version": "tensorflow-gpu 1.13.1", "system_cuda": "10.0"}
+    )
+    assert top(old_build_new_gpu)[0] == "arch-unsupported"
+    alloc = (
+        "E tensorflow/stream_executor/cuda/cuda_blas.cc:464] failed to create cublas handle: CUBLAS_STATUS_ALLOC_FAILED\n"
+        + gemm
+    )
+    assert (
+        top(explain_text(alloc, {"gpu": "RTX 2080 Ti", "framework_version": "tensorflow-gpu 2.1.0"}))[0]
+        == "gpu-oom"
+    )
+    dlopen = (
+        "W tensorflow/stream_executor/platform/default/dso_loader.cc:55] Could not load dynamic library 'libcublas.so.10'; dlerror: libcublas.so.10: cannot open shared object file\n"
+        + gemm
+    )
+    assert top(explain_text(dlopen, {}))[0] == "cuda-libs-missing"
+
+
+def test_captured_values_are_used() -> None:
+    exp = explain_text("RuntimeError: The NVIDIA driver on your system is too old (found version 11060).\n")
+    assert exp.root is not None and exp.root.captures["driver_cuda_int"] == "11060"
+    assert any("CUDA 11.6" in r for r in exp.causes[0].reasons)
+    cudnn = explain_text(
+        "ImportError: libcudnn.so.8: cannot open shared object file: No such file or directory\n"
+    )
+    assert top(cudnn)[0] == "cudnn-mismatch"
+    big = explain_text(
+        "Blas xGEMV launch failed : a.shape=[1,1638400,3], b.shape=[1,3,1], m=1638400, n=1, k=3 [Op:MatMul]\n"
+    )
+    assert top(big)[0] == "library-bug"
+
+
+@pytest.mark.parametrize("engine", ["python", "auto"])
+def test_normalisation_of_colours_timestamps_crlf_and_bad_utf8(engine: str) -> None:
+    raw = (
+        b"2024-05-01 12:00:00.123456: I tensorflow/core/platform/cpu_feature_guard.cc:182] fine\r\n"
+        b"\x1b[31m2024-05-01T12:00:01Z [rank3]: RuntimeError: CUDA error: device-side assert triggered\x1b[0m\r\n"
+        b"\xff\xfe broken bytes here\r\n"
+    )
+    result = scan.scan(io.BytesIO(raw), engine=engine)
+    exp = rank.explain(result, Snapshot())
+    assert exp.root is not None and exp.root.line == 2 and exp.root.rank == 3
+    assert (
+        exp.root.text.startswith("2024-05-01T12:00:01Z")
+        and "\x1b" not in exp.root.text
+        and "\r" not in exp.root.text
+    )
+
+
+def test_python_and_hyperscan_engines_agree() -> None:
+    log = ASYNC + MULTI_RANK + "Could not load dynamic library 'libcudart.so.11.0'\n"
+    a = scan.scan(io.BytesIO(log.encode()), engine="python")
+    b = scan.scan(io.BytesIO(log.encode()), engine="auto")
+    assert [(m.line, m.sig.id) for m in a.matches] == [(m.line, m.sig.id) for m in b.matches]
+    assert a.lines == b.lines == log.count("\n")
+
+
+def test_no_match_falls_back_to_last_error_line() -> None:
+    exp = explain_text("starting\nValueError: my own bug\nshutting down\n")
+    assert exp.root is None and exp.root_fallback == (2, "ValueError: my own bug")
+
+
+def test_cli_json_contract(tmp_path: Path) -> None:
+    log = tmp_path / "train.log"
+    log.write_text(ASYNC)
+    facts = tmp_path / "facts.json"
+    facts.write_text(json.dumps({"gpu": "A100", "framework_version": "torch 2.5.1+cu124"}))
+    out = cudoctor(["explain", str(log), "--facts", str(facts), "--no-live", "--format", "json"])
+    assert out.returncode == 1, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["root"]["line"] == 2 and "Assertion" in doc["root"]["text"]
+    first = doc["causes"][0]
+    assert (
+        set(first) >= {"id", "confidence", "title", "evidence", "fix"}
+        and first["id"] == "illegal-memory-access"
+    )
+    assert 0 < first["confidence"] <= 1 and first["fix"]
+
+
+def test_cli_reads_stdin_and_gzip(tmp_path: Path) -> None:
+    out = cudoctor(
+        ["explain", "-", "--no-live", "--format", "json"],
+        stdin=b"AssertionError: Torch not compiled with CUDA enabled\n",
+    )
+    assert json.loads(out.stdout)["causes"][0]["id"] == "cpu-only-build"
+    gz = tmp_path / "log.gz"
+    with gzip.open(gz, "wb") as fh:
+        fh.write(b"noise\n" * 1000 + b"RuntimeError: CUDA error: out of memory\n")
+    doc = json.loads(cudoctor(["explain", str(gz), "--no-live", "--format", "json"]).stdout)
+    assert doc["root"]["line"] == 1001 and doc["causes"][0]["id"] == "gpu-oom"
+
+
+def test_cli_text_and_markdown(tmp_path: Path) -> None:
+    log = tmp_path / "t.log"
+    log.write_text("RuntimeError: mat1 and mat2 shapes cannot be multiplied (1x32768 and 25088x512)\n")
+    text = cudoctor(["explain", str(log), "--no-live"]).stdout
+    assert "Root error (line 1)" in text and "shape-mismatch" in text and "fix 1:" in text
+    md = cudoctor(["explain", str(log), "--no-live", "--format", "markdown"]).stdout
+    assert md.startswith("## cudoctor explain") and "### 1." in md
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda p: None, "does not exist"),
+        (lambda p: p.mkdir(), "is a directory"),
+        (lambda p: p.write_bytes(b""), "is empty"),
+        (lambda p: p.write_bytes(b"\x7fELF\x02\x01\x01\x00" + b"\x00" * 4096), "binary"),
+    ],
+    ids=["missing", "directory", "empty", "binary"],
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, make, message: str) -> None:  # type: ignore[no-untyped-def]
+    target = tmp_path / "input.log"
+    make(target)
+    out = cudoctor(["explain", str(target), "--no-live"])
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and message in out.stderr and "Traceback" not in out.stderr
+
+
+def test_bad_facts_file_is_exit_2(tmp_path: Path) -> None:
+    log = tmp_path / "l.log"
+    log.write_text("CUDA out of memory\n")
+    bad = tmp_path / "facts.json"
+    bad.write_text("{not json")
+    out = cudoctor(["explain", str(log), "--facts", str(bad), "--no-live"])
+    assert out.returncode == 2 and "not valid JSON" in out.stderr
+
+
+def test_huge_line_without_newline_is_scanned_in_pieces(tmp_path: Path) -> None:
+    path = tmp_path / "oneline.log"
+    with open(path, "wb") as fh:
+        for _ in range(24):
+            fh.write(b"x" * (1 << 20))
+        fh.write(b" RuntimeError: CUDA error: device-side assert triggered")
+    out = cudoctor(["explain", str(path), "--no-live", "--format", "json"])
+    doc = json.loads(out.stdout)
+    assert doc["causes"][0]["id"] == "illegal-memory-access" and doc["stats"]["lines"] == 1
+    assert len(doc["root"]["text"]) <= scan.KEEP_LINE
+
+
+def test_dev_corpus_accuracy_bar() -> None:
+    corpus = os.path.join(SHARED, "corpus", "dev.jsonl")
+    scorer = os.path.join(SHARED, "eval", "score_explain.py")
+    if not os.path.exists(corpus):
+        pytest.skip("shared/corpus is not next to this checkout")
+    out = subprocess.run(
+        [sys.executable, scorer, corpus, "--cmd", f"{sys.executable} -m cudoctor"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=900,
+    )
+    summary = dict(kv.split("=") for kv in out.stdout.strip().splitlines()[-1].split())
+    assert float(summary["top1"]) >= 0.80 and float(summary["top3"]) >= 0.95, out.stdout
