@@ -14,7 +14,6 @@ import io
 import os
 import re
 import sys
-from collections.abc import Iterator
 from typing import IO
 
 from cudoctor.explain import signatures
@@ -141,76 +140,89 @@ class _Prefilter:
         return hits
 
 
-def _chunks(stream: IO[bytes]) -> Iterator[tuple[bytes, bool]]:
-    """(block of whole lines, True when the block ends a line) with bounded carry-over."""
-    carry = b""
-    while True:
-        chunk = stream.read(CHUNK)
-        if not chunk:
-            if carry:
-                yield carry, True
-            return
-        data = carry + chunk
-        cut = data.rfind(b"\n")
-        if cut < 0:
-            if len(data) > MAX_CARRY:
-                yield data, False
-                carry = b""
-            else:
-                carry = data
-            continue
-        yield data[: cut + 1], True
-        carry = data[cut + 1 :]
-
-
 def scan(stream: IO[bytes], engine: str = "auto") -> ScanResult:
+    """Scan a log stream; memory stays bounded by CHUNK + MAX_CARRY whatever the input."""
     pre = _Prefilter(engine)
     result = ScanResult(engine=pre.engine)
-    line_base = 1
     tail: collections.deque[tuple[int, bytes]] = collections.deque(maxlen=TAIL_LINES)
-    last = b"\n"
-    for block, _ends_line in _chunks(stream):
-        result.bytes += len(block)
-        if result.bytes <= CHUNK and b"\x00" in block[:8192]:
+    carry, line_base, last = b"", 1, b"\n"
+    for chunk in iter(lambda: stream.read(CHUNK), b""):
+        if result.bytes == 0 and b"\x00" in chunk[:8192]:
             raise LogError("this looks like a binary file, not a text log")
-        offsets = sorted(set(pre.offsets(block)))
-        _match_lines(block, offsets, line_base, result)
-        _remember_tail(block, line_base, tail)
-        line_base += block.count(b"\n")
-        last = block[-1:]
+        result.bytes += len(chunk)
+        last = chunk[-1:]
+        first_nl = chunk.find(b"\n")
+        if first_nl < 0:
+            carry += chunk
+            if len(carry) > MAX_CARRY:  # one enormous line: scan it piece by piece
+                _window(carry, 0, len(carry), line_base, pre.offsets(carry), result, tail)
+                carry = b""
+            continue
+        head = carry + chunk[: first_nl + 1]  # the line that straddles two chunks
+        line_base += _window(head, 0, len(head), line_base, pre.offsets(head), result, tail)
+        last_nl = chunk.rfind(b"\n")
+        if last_nl > first_nl:  # whole lines, scanned in place without copying the chunk
+            line_base += _window(
+                chunk, first_nl + 1, last_nl + 1, line_base, pre.offsets(chunk), result, tail
+            )
+        carry = chunk[last_nl + 1 :]
+    if carry:
+        _window(carry, 0, len(carry), line_base, pre.offsets(carry), result, tail)
     result.lines = line_base - 1 + (0 if last == b"\n" else 1)
     result.tail = [(n, _decode(b)) for n, b in tail]
     return result
+
+
+def _window(
+    buf: bytes,
+    start: int,
+    end: int,
+    line_base: int,
+    offsets: list[int],
+    result: ScanResult,
+    tail: collections.deque[tuple[int, bytes]],
+) -> int:
+    """Match the lines of buf[start:end] (line_base = number of its first line); returns its newline count."""
+    _match_lines(buf, sorted({o for o in offsets if start <= o < end}), start, end, line_base, result)
+    newlines = buf.count(b"\n", start, end)
+    _remember_tail(buf, start, end, line_base + newlines, tail)
+    return newlines
 
 
 def _decode(raw: bytes) -> str:
     return raw[: KEEP_LINE * 4].decode("utf-8", "replace")[:KEEP_LINE]
 
 
-def _remember_tail(block: bytes, line_base: int, tail: collections.deque[tuple[int, bytes]]) -> None:
-    start = max(0, len(block) - 64 * 1024)
-    lines = block[start:].split(b"\n")
-    first = line_base + block.count(b"\n", 0, start)
-    if start > 0:
+def _remember_tail(
+    buf: bytes, start: int, end: int, line_after: int, tail: collections.deque[tuple[int, bytes]]
+) -> None:
+    """Keep the window's last lines; `line_after` is the number of the line after its last newline."""
+    ts = max(start, end - 64 * 1024)
+    piece = buf[ts:end]
+    first = line_after - piece.count(b"\n")
+    lines = piece.split(b"\n")
+    if ts > start and buf[ts - 1 : ts] != b"\n":
         lines, first = lines[1:], first + 1
     for i, raw in enumerate(lines):
         if raw.strip():
             tail.append((first + i, raw))
 
 
-def _match_lines(block: bytes, offsets: list[int], line_base: int, result: ScanResult) -> None:
+def _match_lines(
+    buf: bytes, offsets: list[int], start: int, end: int, line_base: int, result: ScanResult
+) -> None:
     seen_starts: set[int] = set()
-    counted_to, line_no = 0, line_base
+    counted_to, line_no = start, line_base
     for off in offsets:
-        start = block.rfind(b"\n", 0, off) + 1
-        if start in seen_starts:
+        nl = buf.rfind(b"\n", start, off)
+        line_start = start if nl < 0 else nl + 1
+        if line_start in seen_starts:
             continue
-        seen_starts.add(start)
-        line_no += block.count(b"\n", counted_to, start)
-        counted_to = start
-        end = block.find(b"\n", off)
-        raw = _decode(block[start : end if end >= 0 else len(block)])
-        _match_one(line_no, raw, result)
+        seen_starts.add(line_start)
+        line_no += buf.count(b"\n", counted_to, line_start)
+        counted_to = line_start
+        line_end = buf.find(b"\n", off, end)
+        _match_one(line_no, _decode(buf[line_start : line_end if line_end >= 0 else end]), result)
 
 
 def _match_one(line_no: int, raw: str, result: ScanResult) -> None:

@@ -1,0 +1,147 @@
+"""cudoctor benchmarks, each reported as a ratio against a peer measured in the same run.
+
+    python bench/run.py                 # all benchmarks (writes a 1 GB log under bench/out/)
+    python bench/run.py check           # cudoctor check vs python -m torch.utils.collect_env
+    python bench/run.py explain --size-mb 200
+    python bench/run.py oneline         # a 200 MB log with no newline: time and peak memory
+
+Wall times are medians of several runs of the whole command (process start included); peak
+memory is the child's max RSS from getrusage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "out")
+
+NOISE = [
+    "2026-11-20 10:{m:02d}:{s:02d}.{us:06d}: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1928] Created device /job:localhost/replica:0/task:0/device:GPU:0 with 78000 MB memory",
+    "[rank{r}]: epoch {e} step {i} loss {loss:.4f} lr 3.0e-04 grad_norm {g:.3f} tokens/s {t}",
+    "Epoch {e}/100 {i}/1875 [==============>...............] - ETA: 1:{s:02d} - loss: {loss:.4f} - accuracy: 0.{t}",
+    "W1120 10:{m:02d}:{s:02d}.{us:06d} 4242 torch/distributed/run.py:779] Setting OMP_NUM_THREADS environment variable for each process to be 1",
+    "{{'train_runtime': {g:.1f}, 'train_samples_per_second': {t}, 'epoch': {e}}}",
+]
+ERRORS = [
+    "[rank37]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 5 has a total capacity of 79.15 GiB of which 1.02 GiB is free.",
+    "[rank12]:[E ProcessGroupNCCL.cpp:616] [Rank 12] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE) ran for 600010 milliseconds",
+    "RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle, opa, opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc)`",
+]
+
+
+def median_time(argv: Sequence[str], runs: int, env: dict[str, str] | None = None) -> tuple[float, list[float], int]:
+    """Median wall seconds over `runs` (after one warm-up), the samples, and the last exit code."""
+    times = []
+    rc = 0
+    subprocess.run(argv, capture_output=True, env=env)
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        rc = subprocess.run(argv, capture_output=True, env=env).returncode
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), times, rc
+
+
+def timed_peak(argv: Sequence[str]) -> tuple[float, float, int]:
+    """Wall seconds and peak RSS (MiB) of one child, measured with wait4."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    return time.perf_counter() - t0, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
+
+
+def bench_check(runs: int) -> None:
+    cudoctor = [sys.executable, "-m", "cudoctor", "check", "--format", "json"]
+    peer = [sys.executable, "-m", "torch.utils.collect_env"]
+    mine, mine_all, _ = median_time(cudoctor, runs)
+    print(f"cudoctor check --format json : median {mine:.3f} s  (runs: {', '.join(f'{t:.3f}' for t in mine_all)})")
+    if subprocess.run([sys.executable, "-c", "import torch"], capture_output=True).returncode != 0:
+        print("torch is not importable here: no collect_env comparison")
+        return
+    theirs, theirs_all, _ = median_time(peer, runs)
+    print(f"torch.utils.collect_env      : median {theirs:.3f} s  (runs: {', '.join(f'{t:.3f}' for t in theirs_all)})")
+    print(f"ratio: cudoctor check is {theirs / mine:.1f}x faster than collect_env")
+
+
+def write_log(path: str, size_mb: int, seed: int = 7) -> None:
+    rng = random.Random(seed)
+    target = size_mb << 20
+    block_lines = []
+    for i in range(20000):
+        tpl = NOISE[i % len(NOISE)]
+        block_lines.append(tpl.format(m=i % 60, s=(i * 7) % 60, us=i * 13 % 1000000, r=i % 64, e=i % 100, i=i, loss=rng.random() * 3, g=rng.random() * 10, t=rng.randint(1000, 99999)))
+    block = ("\n".join(block_lines) + "\n").encode()
+    written = 0
+    inserted = 0
+    with open(path, "wb") as fh:
+        while written < target:
+            fh.write(block)
+            written += len(block)
+            if inserted < len(ERRORS) and written >= target * (inserted + 1) // (len(ERRORS) + 1):
+                fh.write((ERRORS[inserted] + "\n").encode())
+                inserted += 1
+
+
+def bench_explain(size_mb: int, keep: bool) -> None:
+    os.makedirs(OUT, exist_ok=True)
+    log = os.path.join(OUT, f"train-{size_mb}mb.log")
+    if not os.path.exists(log) or os.path.getsize(log) < (size_mb << 20):
+        print(f"writing {log} ...", flush=True)
+        write_log(log, size_mb)
+    from cudoctor.explain import signatures
+
+    anchors = os.path.join(OUT, "anchors.txt")
+    with open(anchors, "w") as fh:
+        fh.write("\n".join(sorted(signatures.anchor_index())) + "\n")
+    grep = shutil.which("grep") or "grep"
+    g_times = [timed_peak([grep, "-F", "-i", "-c", "-f", anchors, log])[0] for _ in range(3)]
+    runs = [timed_peak([sys.executable, "-m", "cudoctor", "explain", log, "--no-live", "--format", "json"]) for _ in range(3)]
+    g = statistics.median(g_times)
+    e = statistics.median(r[0] for r in runs)
+    peak = max(r[1] for r in runs)
+    print(f"log: {os.path.getsize(log) / 2**20:.0f} MiB, {len(signatures.anchor_index())} anchors")
+    print(f"grep -F -i -c -f anchors : median {g:.2f} s")
+    print(f"cudoctor explain         : median {e:.2f} s, peak RSS {peak:.0f} MiB")
+    print(f"ratio: explain takes {e / g:.2f}x grep's time")
+    if not keep:
+        os.remove(log)
+
+
+def bench_oneline(size_mb: int) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "oneline.log")
+        with open(path, "wb") as fh:
+            chunk = b"x" * (1 << 20)
+            for _ in range(size_mb):
+                fh.write(chunk)
+            fh.write(b" RuntimeError: CUDA error: device-side assert triggered")
+        wall, peak, rc = timed_peak([sys.executable, "-m", "cudoctor", "explain", path, "--no-live", "--format", "json"])
+        print(f"{size_mb} MiB without a newline: {wall:.2f} s, peak RSS {peak:.0f} MiB, exit {rc}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("what", nargs="*", default=["check", "explain", "oneline"], choices=["check", "explain", "oneline"])
+    ap.add_argument("--runs", type=int, default=7, help="runs per command for the check benchmark")
+    ap.add_argument("--size-mb", type=int, default=1024, help="size of the generated training log")
+    ap.add_argument("--keep", action="store_true", help="keep the generated log in bench/out/")
+    args = ap.parse_args()
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    for what in args.what:
+        print(f"== {what}")
+        {"check": lambda: bench_check(args.runs), "explain": lambda: bench_explain(args.size_mb, args.keep), "oneline": lambda: bench_oneline(200)}[what]()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
