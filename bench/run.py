@@ -40,7 +40,9 @@ ERRORS = [
 ]
 
 
-def median_time(argv: Sequence[str], runs: int, env: dict[str, str] | None = None) -> tuple[float, list[float], int]:
+def median_time(
+    argv: Sequence[str], runs: int, env: dict[str, str] | None = None
+) -> tuple[float, list[float], int]:
     """Median wall seconds over `runs` (after one warm-up), the samples, and the last exit code."""
     times = []
     rc = 0
@@ -64,12 +66,16 @@ def bench_check(runs: int) -> None:
     cudoctor = [sys.executable, "-m", "cudoctor", "check", "--format", "json"]
     peer = [sys.executable, "-m", "torch.utils.collect_env"]
     mine, mine_all, _ = median_time(cudoctor, runs)
-    print(f"cudoctor check --format json : median {mine:.3f} s  (runs: {', '.join(f'{t:.3f}' for t in mine_all)})")
+    print(
+        f"cudoctor check --format json : median {mine:.3f} s  (runs: {', '.join(f'{t:.3f}' for t in mine_all)})"
+    )
     if subprocess.run([sys.executable, "-c", "import torch"], capture_output=True).returncode != 0:
         print("torch is not importable here: no collect_env comparison")
         return
     theirs, theirs_all, _ = median_time(peer, runs)
-    print(f"torch.utils.collect_env      : median {theirs:.3f} s  (runs: {', '.join(f'{t:.3f}' for t in theirs_all)})")
+    print(
+        f"torch.utils.collect_env      : median {theirs:.3f} s  (runs: {', '.join(f'{t:.3f}' for t in theirs_all)})"
+    )
     print(f"ratio: cudoctor check is {theirs / mine:.1f}x faster than collect_env")
 
 
@@ -79,7 +85,19 @@ def write_log(path: str, size_mb: int, seed: int = 7) -> None:
     block_lines = []
     for i in range(20000):
         tpl = NOISE[i % len(NOISE)]
-        block_lines.append(tpl.format(m=i % 60, s=(i * 7) % 60, us=i * 13 % 1000000, r=i % 64, e=i % 100, i=i, loss=rng.random() * 3, g=rng.random() * 10, t=rng.randint(1000, 99999)))
+        block_lines.append(
+            tpl.format(
+                m=i % 60,
+                s=(i * 7) % 60,
+                us=i * 13 % 1000000,
+                r=i % 64,
+                e=i % 100,
+                i=i,
+                loss=rng.random() * 3,
+                g=rng.random() * 10,
+                t=rng.randint(1000, 99999),
+            )
+        )
     block = ("\n".join(block_lines) + "\n").encode()
     written = 0
     inserted = 0
@@ -105,7 +123,10 @@ def bench_explain(size_mb: int, keep: bool) -> None:
         fh.write("\n".join(sorted(signatures.anchor_index())) + "\n")
     grep = shutil.which("grep") or "grep"
     g_times = [timed_peak([grep, "-F", "-i", "-c", "-f", anchors, log])[0] for _ in range(3)]
-    runs = [timed_peak([sys.executable, "-m", "cudoctor", "explain", log, "--no-live", "--format", "json"]) for _ in range(3)]
+    runs = [
+        timed_peak([sys.executable, "-m", "cudoctor", "explain", log, "--no-live", "--format", "json"])
+        for _ in range(3)
+    ]
     g = statistics.median(g_times)
     e = statistics.median(r[0] for r in runs)
     peak = max(r[1] for r in runs)
@@ -125,13 +146,17 @@ def bench_oneline(size_mb: int) -> None:
             for _ in range(size_mb):
                 fh.write(chunk)
             fh.write(b" RuntimeError: CUDA error: device-side assert triggered")
-        wall, peak, rc = timed_peak([sys.executable, "-m", "cudoctor", "explain", path, "--no-live", "--format", "json"])
+        wall, peak, rc = timed_peak(
+            [sys.executable, "-m", "cudoctor", "explain", path, "--no-live", "--format", "json"]
+        )
         print(f"{size_mb} MiB without a newline: {wall:.2f} s, peak RSS {peak:.0f} MiB, exit {rc}")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", nargs="*", default=["check", "explain", "oneline"], choices=["check", "explain", "oneline"])
+    ap.add_argument(
+        "what", nargs="*", default=["check", "explain", "oneline"], choices=["check", "explain", "oneline"]
+    )
     ap.add_argument("--runs", type=int, default=7, help="runs per command for the check benchmark")
     ap.add_argument("--size-mb", type=int, default=1024, help="size of the generated training log")
     ap.add_argument("--keep", action="store_true", help="keep the generated log in bench/out/")
@@ -139,7 +164,11 @@ def main() -> int:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     for what in args.what:
         print(f"== {what}")
-        {"check": lambda: bench_check(args.runs), "explain": lambda: bench_explain(args.size_mb, args.keep), "oneline": lambda: bench_oneline(200)}[what]()
+        {
+            "check": lambda: bench_check(args.runs),
+            "explain": lambda: bench_explain(args.size_mb, args.keep),
+            "oneline": lambda: bench_oneline(200),
+        }[what]()
     return 0
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from cudoctor.explain import rank, scan
@@ -27,13 +29,34 @@ def guess_framework(result: scan.ScanResult) -> str | None:
     return best[0] if best[1] else None
 
 
+def _progress_printer(path: str) -> Callable[[int], None] | None:
+    """A stderr progress line for big files when a person is watching, else None."""
+    if path == "-" or not sys.stderr.isatty():
+        return None
+    try:
+        total = os.path.getsize(path)
+    except OSError:
+        return None
+    if total < 64 << 20:
+        return None
+
+    def show(done: int) -> None:
+        end = "\n" if done >= total else ""
+        sys.stderr.write(
+            f"\rscanning {path}: {min(100, done * 100 // total)}% ({done >> 20} of {total >> 20} MiB){end}"
+        )
+        sys.stderr.flush()
+
+    return show
+
+
 def run_scan(path: str) -> scan.ScanResult:
     try:
         stream = scan.open_log(path)
     except scan.LogError as exc:
         raise InputError(str(exc)) from None
     try:
-        result = scan.scan(stream)
+        result = scan.scan(stream, progress=_progress_printer(path))
     except (scan.LogError, EOFError, OSError) as exc:
         raise InputError(f"{path}: {exc}") from None
     finally:

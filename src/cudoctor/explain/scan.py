@@ -14,6 +14,7 @@ import io
 import os
 import re
 import sys
+from collections.abc import Callable
 from typing import IO
 
 from cudoctor.explain import signatures
@@ -140,8 +141,13 @@ class _Prefilter:
         return hits
 
 
-def scan(stream: IO[bytes], engine: str = "auto") -> ScanResult:
-    """Scan a log stream; memory stays bounded by CHUNK + MAX_CARRY whatever the input."""
+def scan(
+    stream: IO[bytes], engine: str = "auto", progress: Callable[[int], None] | None = None
+) -> ScanResult:
+    """Scan a log stream; memory stays bounded by CHUNK + MAX_CARRY whatever the input.
+
+    `progress` is called with the number of bytes read so far after every chunk.
+    """
     pre = _Prefilter(engine)
     result = ScanResult(engine=pre.engine)
     tail: collections.deque[tuple[int, bytes]] = collections.deque(maxlen=TAIL_LINES)
@@ -151,6 +157,8 @@ def scan(stream: IO[bytes], engine: str = "auto") -> ScanResult:
             raise LogError("this looks like a binary file, not a text log")
         result.bytes += len(chunk)
         last = chunk[-1:]
+        if progress is not None:
+            progress(result.bytes)
         first_nl = chunk.find(b"\n")
         if first_nl < 0:
             carry += chunk

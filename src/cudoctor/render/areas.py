@@ -19,6 +19,7 @@ class Area:
     summary: str
     findings: list[Finding]
     fact_keys: list[str]
+    inspected: bool = True  # False when none of the area's facts are known (stated facts, say)
 
     @property
     def status(self) -> str:
@@ -26,17 +27,16 @@ class Area:
             return "error"
         if any(f.severity is Severity.WARNING for f in self.findings):
             return "warning"
-        return "ok"
+        return "ok" if self.inspected else "unknown"
 
 
 def _gpu_summary(snap: Snapshot) -> str:
     driver = snap.get("driver.version")
     gpus = snap.value("gpu.devices") or []
-    if driver is None or not driver.known:
-        return (
-            "no NVIDIA driver" if driver is not None and driver.status.value == "absent" else "driver unknown"
-        )
     names = ", ".join(f"{g.get('name')} (cc {g.get('cc') or '?'})" for g in gpus) or "no GPU listed"
+    if driver is None or not driver.known:
+        absent = driver is not None and driver.status.value == "absent"
+        return ("no NVIDIA driver" if absent else "driver unknown") + (f"; {names}" if gpus else "")
     cuda = snap.value("driver.cuda_version")
     return f"driver {driver.value}" + (f", CUDA {cuda}" if cuda else "") + f"; {names}"
 
@@ -119,4 +119,6 @@ def areas(report: Report) -> list[Area]:
     rest = [f for fs in by_layer.values() for f in fs]
     if rest:
         out.append(Area("Other", "", rest, []))
+    for area in out:
+        area.inspected = not area.fact_keys or any(snap.status(k).value != "unknown" for k in area.fact_keys)
     return out

@@ -9,7 +9,7 @@ from cudoctor import __version__
 from cudoctor.model import SCHEMA_VERSION, Finding, Report
 from cudoctor.render.areas import areas
 
-MD_STATUS = {"ok": "✅", "warning": "⚠️", "error": "❌"}
+MD_STATUS = {"ok": "✅", "warning": "⚠️", "error": "❌", "unknown": "❔"}
 
 
 def report_json(report: Report) -> dict[str, Any]:

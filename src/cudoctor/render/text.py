@@ -10,8 +10,8 @@ from typing import TextIO
 from cudoctor.model import Finding, Report, Severity
 from cudoctor.render.areas import areas
 
-GLYPHS = {"ok": ("✓", "OK"), "warning": ("!", "!"), "error": ("✗", "X")}
-COLOURS = {"ok": "32", "warning": "33", "error": "31"}
+GLYPHS = {"ok": ("✓", "OK"), "warning": ("!", "!"), "error": ("✗", "X"), "unknown": ("?", "?")}
+COLOURS = {"ok": "32", "warning": "33", "error": "31", "unknown": "2"}
 SEV_GLYPH = {Severity.ERROR: "✗", Severity.WARNING: "!", Severity.INFO: "•"}
 
 
@@ -48,7 +48,8 @@ def render(report: Report, verbose: bool = False, stream: TextIO | None = None) 
     out = ["cudoctor summary (to see all details, run cudoctor check -v):"]
     for area in areas(report):
         status = area.status
-        head = f"[{style.glyph(status)}] {area.title}" + (f" ({area.summary})" if area.summary else "")
+        summary = area.summary if area.inspected else "not inspected"
+        head = f"[{style.glyph(status)}] {area.title}" + (f" ({summary})" if summary else "")
         out.append(style.paint(head, status) if status != "ok" else head)
         for f in area.findings:
             out += _finding_lines(f, style, verbose)
