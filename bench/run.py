@@ -4,6 +4,7 @@
     python bench/run.py check           # cudoctor check vs python -m torch.utils.collect_env
     python bench/run.py explain --size-mb 200
     python bench/run.py oneline         # a 200 MB log with no newline: time and peak memory
+    python bench/run.py api             # guard() overhead on 10,000 small matmuls; import time
 
 Wall times are medians of several runs of the whole command (process start included); peak
 memory is the child's max RSS from getrusage.
@@ -116,7 +117,7 @@ def bench_explain(size_mb: int, keep: bool) -> None:
     if not os.path.exists(log) or os.path.getsize(log) < (size_mb << 20):
         print(f"writing {log} ...", flush=True)
         write_log(log, size_mb)
-    from cudoctor.explain import signatures
+    from cudoctor.explainer import signatures
 
     anchors = os.path.join(OUT, "anchors.txt")
     with open(anchors, "w") as fh:
@@ -152,10 +153,48 @@ def bench_oneline(size_mb: int) -> None:
         print(f"{size_mb} MiB without a newline: {wall:.2f} s, peak RSS {peak:.0f} MiB, exit {rc}")
 
 
+GUARD_CODE = """
+import time, statistics, torch, cudoctor
+a, b = torch.ones(16, 16), torch.ones(16, 16)
+def plain():
+    for _ in range(10_000):
+        a @ b
+def guarded():
+    with cudoctor.guard():
+        for _ in range(10_000):
+            a @ b
+def per_call():
+    for _ in range(10_000):
+        with cudoctor.guard():
+            a @ b
+def best(fn, n=15):
+    times = []
+    for _ in range(n):
+        t = time.perf_counter(); fn(); times.append(time.perf_counter() - t)
+    return statistics.median(times)
+plain(); guarded(); per_call()
+p, g, c = best(plain), best(guarded), best(per_call)
+print(f"10,000 16x16 torch matmuls: plain {p*1000:.1f} ms, inside one guard() {g*1000:.1f} ms ({(g/p-1)*100:+.1f}%), guard() around each call {c*1000:.1f} ms ({(c/p-1)*100:+.1f}%)")
+"""
+
+
+def bench_api(runs: int) -> None:
+    """guard() overhead on a matmul loop, and the cost of `import cudoctor`."""
+    subprocess.run([sys.executable, "-c", GUARD_CODE], check=False)
+    base, _, _ = median_time([sys.executable, "-I", "-c", "pass"], runs)
+    imp, _, _ = median_time([sys.executable, "-I", "-c", "import cudoctor"], runs)
+    print(
+        f"import cudoctor: {(imp - base) * 1000:.1f} ms over a bare interpreter start ({base * 1000:.1f} ms)"
+    )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument(
-        "what", nargs="*", default=["check", "explain", "oneline"], choices=["check", "explain", "oneline"]
+        "what",
+        nargs="*",
+        default=["check", "explain", "oneline", "api"],
+        choices=["check", "explain", "oneline", "api"],
     )
     ap.add_argument("--runs", type=int, default=7, help="runs per command for the check benchmark")
     ap.add_argument("--size-mb", type=int, default=1024, help="size of the generated training log")
@@ -168,6 +207,7 @@ def main() -> int:
             "check": lambda: bench_check(args.runs),
             "explain": lambda: bench_explain(args.size_mb, args.keep),
             "oneline": lambda: bench_oneline(200),
+            "api": lambda: bench_api(args.runs),
         }[what]()
     return 0
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cudoctor.explain import rank, scan
+from cudoctor.explainer import rank, scan
 from cudoctor.facts.stated import from_stated
 from cudoctor.model import Snapshot
 from tests.conftest import ROOT, SHARED, cudoctor

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cudoctor import knowledge
-from cudoctor.explain import signatures
+from cudoctor.explainer import signatures
 
 
 def test_tables_validate() -> None:

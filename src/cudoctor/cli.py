@@ -127,7 +127,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from cudoctor.explain.command import run_explain
+    from cudoctor.explainer.command import run_explain
 
     return run_explain(args)
 

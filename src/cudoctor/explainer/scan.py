@@ -17,8 +17,8 @@ import sys
 from collections.abc import Callable
 from typing import IO
 
-from cudoctor.explain import signatures
-from cudoctor.explain.signatures import Signature
+from cudoctor.explainer import signatures
+from cudoctor.explainer.signatures import Signature
 
 CHUNK = 8 << 20
 MAX_CARRY = 1 << 20  # a "line" longer than this is scanned in pieces

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from cudoctor.explain import rank, scan
+from cudoctor.explainer import rank, scan
 from cudoctor.inputs import InputError, build_snapshot
 from cudoctor.model import Snapshot
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from cudoctor import knowledge, versions
 from cudoctor.checks import run_checks, view
-from cudoctor.explain.scan import Match, ScanResult
+from cudoctor.explainer.scan import Match, ScanResult
 from cudoctor.model import Finding, Severity, Snapshot
 
 CONFIRM = 1.0  # a fact-based finding for a cause the log permits
