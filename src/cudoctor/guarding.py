@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 NOTE_MARK = "cudoctor: "
 
@@ -23,7 +23,7 @@ def add_note(exc: BaseException, note: str) -> None:
         notes = getattr(exc, "__notes__", None)
         if notes is None:
             notes = []
-            exc.__notes__ = notes  # type: ignore[attr-defined]
+            exc.__notes__ = notes
         notes.append(note)
 
 
@@ -60,7 +60,7 @@ class guard(contextlib.ContextDecorator):  # lower case: used like a function, `
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> bool:
+    ) -> Literal[False]:
         if exc is not None:
             diagnose_into(exc, self.facts, self.live)
         return False  # never swallow
