@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -52,6 +53,43 @@ def cudoctor(
         timeout=timeout,
         cwd=ROOT,
     )
+
+
+# NVIDIA's pip wheels for real CUDA 12 parts (about 52 MB), installed once per session into a
+# temporary target with pip; without the package index the tests that need them skip.
+WHEELS = ["jax-cuda12-plugin==0.10.2", "nvidia-cuda-runtime-cu12==12.9.79", "nvidia-cuda-nvcc-cu12==12.9.86"]
+
+
+def _pip_target(target: Path, reqs: list[str]) -> None:
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "-q",
+        "--no-deps",
+        "--no-compile",
+        "--target",
+        str(target),
+        *reqs,
+    ]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    if out.returncode != 0:
+        pytest.skip(f"cannot install NVIDIA wheels here: {out.stderr.strip().splitlines()[-1:]}")
+
+
+@pytest.fixture(scope="session")
+def wheel_sites(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    if sys.version_info[:2] != (3, 11):
+        pytest.skip("jax-cuda12-plugin 0.10.2 is pinned for CPython 3.11 here")
+    base = tmp_path_factory.mktemp("nvidia-wheels")
+    full, bare = base / "full", base / "plugin-only"
+    _pip_target(full, WHEELS)
+    bare.mkdir()
+    for name in os.listdir(full):
+        if name.startswith("jax_cuda12_plugin"):
+            shutil.copytree(full / name, bare / name, symlinks=True)
+    return {"full": full, "bare": bare}
 
 
 needs_nvcc = pytest.mark.skipif(

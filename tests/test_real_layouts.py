@@ -1,14 +1,9 @@
-"""Scenarios built from real parts: NVIDIA's pip wheels, the CUDA 13.0 toolkit here, temp dirs.
-
-The wheels (jax-cuda12-plugin, nvidia-cuda-runtime-cu12, nvidia-cuda-nvcc-cu12; about 52 MB)
-are installed with pip into a temporary target; without the package index the tests skip.
-"""
+"""Layouts built from real parts: NVIDIA's pip wheels (see conftest.wheel_sites), the CUDA 13.0 toolkit."""
 
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -18,40 +13,6 @@ from cudoctor.checks import run_checks
 from cudoctor.facts import collect_live, packages
 from cudoctor.facts.toolkits import follow_wrapper
 from tests.conftest import needs_nvcc
-
-WHEELS = ["jax-cuda12-plugin==0.10.2", "nvidia-cuda-runtime-cu12==12.9.79", "nvidia-cuda-nvcc-cu12==12.9.86"]
-
-
-def _pip_target(target: Path, reqs: list[str]) -> None:
-    cmd = [
-        sys.executable,
-        "-m",
-        "pip",
-        "install",
-        "-q",
-        "--no-deps",
-        "--no-compile",
-        "--target",
-        str(target),
-        *reqs,
-    ]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    if out.returncode != 0:
-        pytest.skip(f"cannot install NVIDIA wheels here: {out.stderr.strip().splitlines()[-1:]}")
-
-
-@pytest.fixture(scope="module")
-def wheel_sites(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    if sys.version_info[:2] != (3, 11):
-        pytest.skip("jax-cuda12-plugin 0.10.2 is pinned for CPython 3.11 here")
-    base = tmp_path_factory.mktemp("nvidia-wheels")
-    full, bare = base / "full", base / "plugin-only"
-    _pip_target(full, WHEELS)
-    bare.mkdir()
-    for name in os.listdir(full):
-        if name.startswith("jax_cuda12_plugin"):
-            shutil.copytree(full / name, bare / name, symlinks=True)
-    return {"full": full, "bare": bare}
 
 
 def _jax_site() -> str:

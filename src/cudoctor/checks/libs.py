@@ -21,7 +21,9 @@ def cuda_libs_missing(snap: Snapshot) -> list[Finding]:
     """A CUDA library a framework build loads cannot be resolved by the dynamic loader."""
     out = []
     for name, info in view.cuda_frameworks(snap):
-        missing = sorted({n for n, r in (info.get("libs") or {}).items() if not r.get("path")})
+        missing = sorted(
+            {n for n, r in (info.get("libs") or {}).items() if not r.get("path") and view.CUDA_LIB.match(n)}
+        )
         missing += sorted(
             {m["name"] for m in info.get("missing_needed") or [] if view.CUDA_LIB.match(m["name"])}
             - set(missing)
@@ -70,25 +72,26 @@ def _wheel_for(soname: str) -> str:
 
 @check("library-shadowed", "multiple-toolkits", LAYER, requires_any=FRAMEWORK_FACTS)
 def library_shadowed(snap: Snapshot) -> list[Finding]:
-    """LD_LIBRARY_PATH (or the ld cache) makes the loader pick another copy of a CUDA library than the framework's own."""
+    """LD_LIBRARY_PATH (or the ld cache) makes the loader pick another copy of a library than the framework's own."""
     out = []
-    for name, info in view.cuda_frameworks(snap):
+    for name, info in view.frameworks(snap):
         for soname, res in sorted((info.get("libs") or {}).items()):
             hit = _shadow(soname, res, info)
-            if hit:
-                out.append(
-                    finding(
-                        f"shadowed-{soname.split('.so')[0].removeprefix('lib')}",
-                        "multiple-toolkits",
-                        Severity.WARNING,
-                        f"{view.describe(name, info)} would load {soname} from {hit[0]} ({res['via']}) instead of its own copy {hit[1]}",
-                        LAYER,
-                        evidence=[f"{soname}: {c[0]} via {c[1]}" for c in res.get("candidates", [])],
-                        fix=[
-                            f"Remove {os.path.dirname(hit[0])} from LD_LIBRARY_PATH (or unset LD_LIBRARY_PATH)"
-                        ],
-                    )
+            if not hit:
+                continue
+            openmp = not view.CUDA_LIB.match(soname)
+            out.append(
+                finding(
+                    f"shadowed-{soname.split('.so')[0].removeprefix('lib')}",
+                    "cpu-blas-runtime" if openmp else "multiple-toolkits",
+                    Severity.WARNING,
+                    f"{view.describe(name, info)} would load {soname} from {hit[0]} ({res['via']}) instead of its own copy {hit[1]}",
+                    LAYER,
+                    evidence=[f"{soname}: {c[0]} via {c[1]}" for c in res.get("candidates", [])],
+                    fix=[f"Remove {os.path.dirname(hit[0])} from LD_LIBRARY_PATH (or unset LD_LIBRARY_PATH)"],
+                    subject=name,
                 )
+            )
     return out
 
 

@@ -23,6 +23,7 @@ from cudoctor.model import Fact, absent, failed, known
 CUDA_LIB = re.compile(
     r"^lib(cudart|cublas|cublasLt|cudnn|nccl|nvJitLink|cufft|cusparse|cusolver|curand|nvrtc|cupti)\.so"
 )
+RUNTIME_LIB = re.compile(r"^lib(gomp|iomp5|omp)\.so")  # OpenMP runtimes a framework links to
 
 
 def cuda_lib_names(cuda: str | None, cudnn: str | None) -> list[str]:
@@ -58,7 +59,11 @@ def _libs_report(
     """Resolve a framework's own libraries transitively plus the CUDA libs it dlopens."""
     site = os.path.dirname(root)
     closure = needed_closure([s for s in starts if os.path.exists(s)], loader, follow_under=(site,))
-    libs = {name: res.to_json() for name, res in closure.resolved.items() if CUDA_LIB.match(name)}
+    libs = {
+        name: res.to_json()
+        for name, res in closure.resolved.items()
+        if CUDA_LIB.match(name) or RUNTIME_LIB.match(name)
+    }
     missing = [{"name": n, "needed_by": os.path.relpath(by, site)} for n, by in closure.missing]
     anchor = next((s for s in starts if os.path.exists(s)), None)
     if anchor is not None:
