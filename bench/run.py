@@ -5,6 +5,7 @@
     python bench/run.py explain --size-mb 200
     python bench/run.py oneline         # a 200 MB log with no newline: time and peak memory
     python bench/run.py api             # guard() overhead on 10,000 small matmuls; import time
+    python bench/run.py probe           # probe harness overhead (start to result, imports excluded)
 
 Wall times are medians of several runs of the whole command (process start included); peak
 memory is the child's max RSS from getrusage.
@@ -188,13 +189,33 @@ def bench_api(runs: int) -> None:
     )
 
 
+def bench_probe(runs: int) -> None:
+    """Probe harness overhead: a tiny numpy probe vs a child that only imports numpy."""
+    from cudoctor import probe
+
+    tiny = {"check_n": 8, "cpu_n": 8, "min_time": 0.0}
+    bare, _, _ = median_time([sys.executable, "-I", "-c", "import numpy"], runs)
+    walls, firsts = [], []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        r = probe.run_probe("numpy", timeout=60, **tiny)
+        walls.append(time.perf_counter() - t0)
+        firsts.append(r["wall_s"] - r["info"]["import_s"])
+    wall = statistics.median(walls)
+    print(f"python -I -c 'import numpy'   : median {bare * 1000:.0f} ms")
+    print(
+        f"cudoctor numpy probe (tiny)   : median {wall * 1000:.0f} ms start to result, {statistics.median(firsts) * 1000:.0f} ms excluding imports"
+    )
+    print(f"harness overhead over a bare import child: {(wall - bare) * 1000:.0f} ms ({wall / bare:.2f}x)")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument(
         "what",
         nargs="*",
-        default=["check", "explain", "oneline", "api"],
-        choices=["check", "explain", "oneline", "api"],
+        default=["check", "explain", "oneline", "api", "probe"],
+        choices=["check", "explain", "oneline", "api", "probe"],
     )
     ap.add_argument("--runs", type=int, default=7, help="runs per command for the check benchmark")
     ap.add_argument("--size-mb", type=int, default=1024, help="size of the generated training log")
@@ -208,6 +229,7 @@ def main() -> int:
             "explain": lambda: bench_explain(args.size_mb, args.keep),
             "oneline": lambda: bench_oneline(200),
             "api": lambda: bench_api(args.runs),
+            "probe": lambda: bench_probe(args.runs),
         }[what]()
     return 0
 

@@ -6,6 +6,7 @@ import argparse
 import sys
 import textwrap
 from collections.abc import Sequence
+from typing import Any
 
 from cudoctor import __version__
 from cudoctor.inputs import InputError
@@ -33,6 +34,20 @@ EPILOG_EXPLAIN = textwrap.dedent("""\
     The log may be any size (streamed), gzip-compressed, with colours, timestamps and
     rank prefixes; this machine's facts are used unless --no-live is given.
     exit status: 0 no error found, 1 a root error was found, 2 unreadable input.
+    """)
+
+
+EPILOG_PROBE = textwrap.dedent("""\
+    Each framework runs in its own child process (python -I, own process group, timeout): a
+    crash, a hang or an out-of-memory becomes a result, explained like a log, and the others
+    still run. Results are checked against float64 (per-dtype tolerances) and throughput is
+    compared with the GPU's datasheet peak.
+
+    examples:
+      cudoctor probe                       every installed framework, every device it sees
+      cudoctor probe --framework torch --stress 20
+      cudoctor check --probe --format json probe results become facts the checks use
+    exit status: 0 every probe passed, 1 a probe failed or gave wrong numbers, 2 bad arguments.
     """)
 
 
@@ -65,6 +80,40 @@ def build_parser() -> argparse.ArgumentParser:
     )
     chk.add_argument(
         "--ignore", action="append", default=[], metavar="ID", help="skip this check (repeatable)"
+    )
+    chk.add_argument(
+        "--probe", action="store_true", help="also run the live GEMM probes (see cudoctor probe)"
+    )
+
+    prb = sub.add_parser(
+        "probe",
+        help="run small GEMMs per framework, device and dtype; check the numbers; measure speed",
+        epilog=EPILOG_PROBE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    prb.add_argument(
+        "--framework",
+        action="append",
+        default=[],
+        choices=["numpy", "torch", "tensorflow", "jax", "cupy"],
+        help="probe only this framework (repeatable; default: every one installed)",
+    )
+    prb.add_argument(
+        "--stress",
+        type=int,
+        default=0,
+        metavar="N",
+        help="repeat each timed GEMM N times and compare results bit for bit",
+    )
+    prb.add_argument(
+        "--timeout",
+        type=float,
+        default=180.0,
+        metavar="S",
+        help="seconds one framework's probe may take (default 180)",
+    )
+    prb.add_argument(
+        "--format", choices=("text", "json", "markdown"), default="text", help="output format (default: text)"
     )
 
     exp = sub.add_parser(
@@ -116,6 +165,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     if bad:
         raise InputError(f"unknown check id(s): {', '.join(bad)} (see cudoctor check --list-checks)")
     snap = build_snapshot(args.facts, args.snapshot, live=not args.no_live)
+    if args.probe:
+        snap.add(_probe_fact([], 0, 180.0))
     report = Report(snap, run_checks(snap, only=args.only, ignore=args.ignore))
     if args.format == "json":
         sys.stdout.write(documents.dumps(documents.report_json(report)))
@@ -123,6 +174,46 @@ def cmd_check(args: argparse.Namespace) -> int:
         sys.stdout.write(documents.report_markdown(report))
     else:
         sys.stdout.write(text.render(report, verbose=args.verbose))
+    return report.exit_code
+
+
+def _probe_fact(frameworks: list[str], stress: int, timeout: float) -> Any:
+    from cudoctor import probe
+    from cudoctor.model import known
+
+    chosen = frameworks or probe.installed()
+
+    def progress(result: dict[str, Any]) -> None:
+        print(
+            f"probe {result['framework']}: {result['status']} in {result['wall_s']:.1f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    if sys.stderr.isatty():
+        print(f"probing {', '.join(chosen)} (one child process each) ...", file=sys.stderr, flush=True)
+    results = probe.run_all(
+        chosen, timeout=timeout, progress=progress if sys.stderr.isatty() else None, stress=stress
+    )
+    return known("probe.results", results, "cudoctor probe (child processes)")
+
+
+def cmd_probe(args: argparse.Namespace) -> int:
+    from cudoctor.checks import run_checks
+    from cudoctor.model import Report, Snapshot
+    from cudoctor.render import documents, text
+
+    if args.stress < 0 or args.timeout <= 0:
+        raise InputError("--stress must be >= 0 and --timeout > 0")
+    snap = Snapshot(origin="live")
+    snap.add(_probe_fact(args.framework, args.stress, args.timeout))
+    report = Report(snap, run_checks(snap, only=["probe-failed", "probe-wrong-result", "probe-slow"]))
+    if args.format == "json":
+        sys.stdout.write(documents.dumps(documents.report_json(report)))
+    elif args.format == "markdown":
+        sys.stdout.write(documents.report_markdown(report))
+    else:
+        sys.stdout.write(text.render(report, only_areas=("Probes",)))
     return report.exit_code
 
 
@@ -139,7 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return {"check": cmd_check, "explain": cmd_explain}[args.command](args)
+        return {"check": cmd_check, "explain": cmd_explain, "probe": cmd_probe}[args.command](args)
     except InputError as exc:
         print(f"cudoctor: error: {exc}", file=sys.stderr)
         return 2

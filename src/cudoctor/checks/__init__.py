@@ -86,10 +86,10 @@ def finding(
 
 
 def _load_all() -> None:
-    from cudoctor.checks import build, cpu, driver, env, libs, memory, toolchain  # noqa: F401
+    from cudoctor.checks import build, cpu, driver, env, libs, memory, probe, toolchain  # noqa: F401
 
 
-LAYER_ORDER = ("GPU & driver", "Frameworks", "CUDA toolkits & libraries", "Environment", "CPU BLAS")
+LAYER_ORDER = ("GPU & driver", "Frameworks", "CUDA toolkits & libraries", "Environment", "CPU BLAS", "Probes")
 
 
 def all_checks() -> list[Check]:

@@ -116,6 +116,11 @@ def areas(report: Report) -> list[Area]:
     out.append(
         Area("CPU BLAS", _cpu_summary(snap), by_layer.pop("CPU BLAS", []), ["host.cpu", "cpu.runtime_libs"])
     )
+    probes = snap.value("probe.results")
+    if probes is not None or "Probes" in by_layer:
+        failed = sum(r.get("status") != "ok" for r in probes or [])
+        summary = f"{len(probes or [])} framework(s) probed, {failed} failed"
+        out.append(Area("Probes", summary, by_layer.pop("Probes", []), ["probe.results"]))
     rest = [f for fs in by_layer.values() for f in fs]
     if rest:
         out.append(Area("Other", "", rest, []))

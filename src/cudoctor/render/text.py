@@ -9,6 +9,7 @@ from typing import TextIO
 
 from cudoctor.model import Finding, Report, Severity
 from cudoctor.render.areas import areas
+from cudoctor.render.probes import table as probe_table
 
 GLYPHS = {"ok": ("✓", "OK"), "warning": ("!", "!"), "error": ("✗", "X"), "unknown": ("?", "?")}
 COLOURS = {"ok": "32", "warning": "33", "error": "31", "unknown": "2"}
@@ -43,16 +44,22 @@ def _finding_lines(f: Finding, style: Style, verbose: bool) -> list[str]:
     return lines
 
 
-def render(report: Report, verbose: bool = False, stream: TextIO | None = None) -> str:
+def render(
+    report: Report, verbose: bool = False, stream: TextIO | None = None, only_areas: tuple[str, ...] = ()
+) -> str:
     style = Style(stream or sys.stdout)
     out = ["cudoctor summary (to see all details, run cudoctor check -v):"]
     for area in areas(report):
+        if only_areas and area.title not in only_areas:
+            continue
         status = area.status
         summary = area.summary if area.inspected else "not inspected"
         head = f"[{style.glyph(status)}] {area.title}" + (f" ({summary})" if summary else "")
         out.append(style.paint(head, status) if status != "ok" else head)
         for f in area.findings:
             out += _finding_lines(f, style, verbose)
+        if area.title == "Probes":
+            out += ["    " + line for line in probe_table(report.snapshot.value("probe.results") or [])]
         if verbose:
             for key in area.fact_keys:
                 fact = report.snapshot.get(key)

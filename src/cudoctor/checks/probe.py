@@ -1,0 +1,108 @@
+"""Probe results (facts from live GEMMs) turned into findings: failures, wrong numbers, low speed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cudoctor.checks import check, finding
+from cudoctor.model import Finding, Severity, Snapshot
+
+LAYER = "Probes"
+SLOW_PCT = 30.0
+
+
+@check("probe-failed", "library-bug", LAYER, requires=("probe.results",))
+def probe_failed(snap: Snapshot) -> list[Finding]:
+    """A framework's GEMM probe crashed, hung, ran out of memory or raised; explain names the cause."""
+    out = []
+    for r in snap.value("probe.results") or []:
+        if r.get("status") == "ok":
+            continue
+        diag: dict[str, Any] = r.get("diagnosis") or {}
+        cause = diag.get("cause") or ("no-gpu-visible" if r.get("status") == "timeout" else "library-bug")
+        what = {
+            "timeout": "hung and was killed",
+            "killed": f"was killed by {r.get('signal')}",
+            "failed": "failed",
+        }.get(str(r.get("status")), "failed")
+        evidence = (
+            [f"exit: {r.get('detail')}"]
+            + ([f"root error: {diag['root']}"] if diag.get("root") else [])
+            + [line for line in str(r.get("stderr_tail", "")).strip().splitlines()[-3:]]
+        )
+        out.append(
+            finding(
+                f"probe-failed-{r['framework']}",
+                cause,
+                Severity.ERROR,
+                f"The {r['framework']} GEMM probe {what}"
+                + (f": {diag['title']}" if diag.get("title") else ""),
+                LAYER,
+                evidence=evidence,
+                subject=r["framework"] if r["framework"] != "numpy" else "",
+            )
+        )
+    return out
+
+
+@check("probe-wrong-result", "hardware-fault", LAYER, requires=("probe.results",))
+def probe_wrong_result(snap: Snapshot) -> list[Finding]:
+    """A GEMM result is off by more than its dtype's tolerance, or differs between identical runs."""
+    out = []
+    for r in snap.value("probe.results") or []:
+        for rec in r.get("results") or []:
+            if rec.get("correct", True):
+                continue
+            gpu = "cuda" in str(rec.get("device")) or "gpu" in str(rec.get("device")).lower()
+            flips = rec.get("stress_mismatches")
+            what = (
+                f"{flips} of the repeated products differed bit for bit"
+                if flips
+                else f"relative error {rec.get('rel_err'):.2e} > tolerance {rec.get('tolerance')}"
+            )
+            out.append(
+                finding(
+                    f"probe-wrong-{r['framework']}-{rec['dtype']}",
+                    "hardware-fault" if gpu else "library-bug",
+                    Severity.ERROR,
+                    f"{r['framework']} {rec['dtype']} GEMM on {rec['device']} gives wrong numbers: {what}",
+                    LAYER,
+                    evidence=[
+                        f"{k} = {rec.get(k)}"
+                        for k in ("rel_err", "tolerance", "stress_mismatches", "n")
+                        if rec.get(k) is not None
+                    ],
+                    fix=[
+                        "Run a hardware diagnostic: dcgmi diag -r 3 (GPU) and check nvidia-smi -q -d ECC"
+                        if gpu
+                        else "Try another BLAS build (pip install --force-reinstall numpy) and report the numbers"
+                    ],
+                )
+            )
+    return out
+
+
+@check("probe-slow", "hardware-fault", LAYER, requires=("probe.results",))
+def probe_slow(snap: Snapshot) -> list[Finding]:
+    """A GPU GEMM reaches less than 30% of the datasheet peak (clocks throttled, power capped, shared GPU)."""
+    out = []
+    for r in snap.value("probe.results") or []:
+        for rec in r.get("results") or []:
+            pct = rec.get("pct_of_peak")
+            if pct is None or pct >= SLOW_PCT:
+                continue
+            out.append(
+                finding(
+                    f"probe-slow-{r['framework']}-{rec['dtype']}",
+                    "hardware-fault",
+                    Severity.WARNING,
+                    f"{r['framework']} {rec['dtype']} GEMM on {rec.get('name') or rec['device']} reaches {rec['tflops']:.1f} TFLOP/s, {pct:.0f}% of the {rec.get('peak_of')} peak ({rec.get('peak_tflops')})",
+                    LAYER,
+                    evidence=[f"n = {rec.get('n')}", f"seconds per product = {rec.get('seconds')}"],
+                    fix=[
+                        "nvidia-smi -q -d PERFORMANCE,CLOCK,POWER,TEMPERATURE  (look for throttle reasons)",
+                        "nvidia-smi (another process may be using the GPU)",
+                    ],
+                )
+            )
+    return out

@@ -1,0 +1,276 @@
+"""The probe child: imports one framework, runs GEMMs per device and dtype, prints one JSON line.
+
+Run as a script (`python -I child.py CONFIG_JSON`), never imported by cudoctor itself. It must
+not import cudoctor: it may run in another interpreter. Every check compares against a float64
+product of the same inputs computed with numpy; timing uses CUDA events on GPUs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+SENTINEL = "@@CUDOCTOR@@"
+T0 = time.perf_counter()
+
+
+def rel_err(c, ref):  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    c = np.asarray(c, dtype=np.float64)
+    denom = float(np.linalg.norm(ref)) or 1.0
+    if not np.all(np.isfinite(c)):
+        return float("inf")
+    return float(np.linalg.norm(c - ref) / denom)
+
+
+def inputs(n):  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((n, n)), rng.standard_normal((n, n))
+    return a, b, a @ b
+
+
+def timed(fn, min_time):  # type: ignore[no-untyped-def]
+    """Median seconds per call over repeated windows (host timer; fn must synchronise)."""
+    fn()
+    samples = []
+    start = time.perf_counter()
+    while len(samples) < 3 or (time.perf_counter() - start < min_time and len(samples) < 50):
+        t = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - t)
+    samples.sort()
+    return samples[len(samples) // 2]
+
+
+def stress_mismatches(run, first, count):  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    bad = 0
+    for _ in range(count):
+        bad += int(not np.array_equal(np.asarray(run()), first))
+    return bad
+
+
+# ---------------------------------------------------------------- frameworks
+def numpy_probe(cfg):  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    out = []
+    a, b, ref = inputs(cfg["check_n"])
+    for dtype in ("float64", "float32"):
+        x, y = a.astype(dtype), b.astype(dtype)
+        rec = {"device": "cpu", "dtype": dtype, "rel_err": rel_err(x @ y, ref)}
+        n = cfg["cpu_n"]
+        ta, tb = np.ones((n, n), dtype), np.ones((n, n), dtype)
+        rec["seconds"] = timed(lambda ta=ta, tb=tb: ta @ tb, cfg["min_time"])
+        rec["n"] = n
+        if cfg["stress"]:
+            first = ta @ tb
+            rec["stress_mismatches"] = stress_mismatches(lambda ta=ta, tb=tb: ta @ tb, first, cfg["stress"])
+        out.append(rec)
+    return {"version": np.__version__}, out
+
+
+def torch_probe(cfg):  # type: ignore[no-untyped-def]
+    import torch
+
+    devices = (
+        ["cpu"] + [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+        if torch.cuda.is_available()
+        else ["cpu"]
+    )
+    info = {"version": torch.__version__, "cuda": torch.version.cuda, "devices": devices}
+    a, b, ref = inputs(cfg["check_n"])
+    out = []
+    for dev in devices:
+        gpu = dev.startswith("cuda")
+        dtypes = (
+            ["float64", "float32", "tf32", "float16", "bfloat16"]
+            if gpu
+            else ["float64", "float32", "bfloat16"]
+        )
+        if gpu:
+            info.setdefault("gpus", []).append(
+                {
+                    "device": dev,
+                    "name": torch.cuda.get_device_name(dev),
+                    "cc": "{}.{}".format(*torch.cuda.get_device_capability(dev)),
+                }
+            )
+        for dtype in dtypes:
+            out.append(_torch_one(torch, dev, dtype, a, b, ref, cfg))
+    return info, out
+
+
+def _torch_one(torch, dev, dtype, a, b, ref, cfg):  # type: ignore[no-untyped-def]
+    gpu = dev.startswith("cuda")
+    tdt = getattr(torch, "float32" if dtype == "tf32" else dtype)
+    torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"
+    rec = {"device": dev, "dtype": dtype}
+    x, y = torch.tensor(a, dtype=tdt, device=dev), torch.tensor(b, dtype=tdt, device=dev)
+    rec["rel_err"] = rel_err((x @ y).double().cpu().numpy(), ref)
+    n = cfg["gpu_n"] if gpu else (cfg["cpu_n"] if dtype in ("float32", "float64") else cfg["cpu_n"] // 2)
+    ta, tb = torch.randn(n, n, device=dev).to(tdt), torch.randn(n, n, device=dev).to(tdt)
+    out = torch.empty(n, n, device=dev, dtype=tdt)
+    if gpu:
+        rec["seconds"] = _cuda_event_time(torch, lambda: torch.matmul(ta, tb, out=out), cfg["min_time"])
+        rec["name"] = torch.cuda.get_device_name(dev)
+    else:
+        rec["seconds"] = timed(lambda: torch.matmul(ta, tb, out=out), cfg["min_time"])
+    rec["n"] = n
+    if cfg["stress"]:
+        first = torch.matmul(ta, tb).float().cpu().numpy()
+        rec["stress_mismatches"] = stress_mismatches(
+            lambda: torch.matmul(ta, tb).float().cpu().numpy(), first, cfg["stress"]
+        )
+    torch.backends.cuda.matmul.allow_tf32 = False
+    return rec
+
+
+def _cuda_event_time(torch, fn, min_time):  # type: ignore[no-untyped-def]
+    """Median ms per call from CUDA events over windows of back-to-back calls, after warm-up."""
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    per_call = []
+    deadline = time.perf_counter() + max(min_time, 1.0)
+    while len(per_call) < 5 or time.perf_counter() < deadline:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(10):
+            fn()
+        end.record()
+        end.synchronize()
+        per_call.append(start.elapsed_time(end) / 10 / 1000)
+        if len(per_call) > 200:
+            break
+    per_call.sort()
+    return per_call[len(per_call) // 2]
+
+
+def tensorflow_probe(cfg):  # type: ignore[no-untyped-def]
+    import tensorflow as tf
+
+    devices = [d.name for d in tf.config.list_logical_devices() if d.device_type in ("CPU", "GPU")]
+    info = {"version": tf.__version__, "devices": devices, "gpu_build": tf.test.is_built_with_cuda()}
+    a, b, ref = inputs(cfg["check_n"])
+    out = []
+    for dev in devices:
+        gpu = "GPU" in dev
+        for dtype in ["float64", "float32"] + (["float16", "bfloat16"] if gpu else ["bfloat16"]):
+            with tf.device(dev):
+                x, y = tf.constant(a, dtype=dtype), tf.constant(b, dtype=dtype)
+                rec = {
+                    "device": dev,
+                    "dtype": dtype,
+                    "rel_err": rel_err(tf.cast(tf.matmul(x, y), tf.float64).numpy(), ref),
+                }
+                n = (
+                    cfg["gpu_n"]
+                    if gpu
+                    else (cfg["cpu_n"] if dtype in ("float32", "float64") else cfg["cpu_n"] // 2)
+                )
+                ta = tf.random.normal((n, n), dtype=tf.float32)
+                ta = tf.cast(ta, dtype)
+                rec["seconds"] = timed(lambda ta=ta: tf.matmul(ta, ta).numpy(), cfg["min_time"])
+                rec["n"] = n
+            out.append(rec)
+    return info, out
+
+
+def jax_probe(cfg):  # type: ignore[no-untyped-def]
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+
+    info = {"version": jax.__version__, "devices": [str(d) for d in jax.devices()]}
+    a, b, ref = inputs(cfg["check_n"])
+    out = []
+    for dev in jax.devices():
+        gpu = dev.platform == "gpu"
+        for dtype in ["float64", "float32", "bfloat16"] + (["float16"] if gpu else []):
+            x, y = (
+                jax.device_put(jnp.asarray(a, dtype=dtype), dev),
+                jax.device_put(jnp.asarray(b, dtype=dtype), dev),
+            )
+            rec = {
+                "device": str(dev),
+                "dtype": dtype,
+                "rel_err": rel_err(jnp.matmul(x, y).astype(jnp.float64), ref),
+            }
+            n = (
+                cfg["gpu_n"]
+                if gpu
+                else (cfg["cpu_n"] if dtype in ("float32", "float64") else cfg["cpu_n"] // 2)
+            )
+            ta = jax.device_put(jnp.ones((n, n), dtype=dtype), dev)
+            mm = jax.jit(jnp.matmul)
+            rec["seconds"] = timed(lambda ta=ta, mm=mm: mm(ta, ta).block_until_ready(), cfg["min_time"])
+            rec["n"] = n
+            out.append(rec)
+    return info, out
+
+
+def cupy_probe(cfg):  # type: ignore[no-untyped-def]
+    import cupy as cp
+
+    info = {"version": cp.__version__, "devices": cp.cuda.runtime.getDeviceCount()}
+    a, b, ref = inputs(cfg["check_n"])
+    out = []
+    for i in range(info["devices"]):
+        with cp.cuda.Device(i):
+            for dtype in ("float64", "float32", "float16"):
+                x, y = cp.asarray(a, dtype=dtype), cp.asarray(b, dtype=dtype)
+                rec = {"device": f"cuda:{i}", "dtype": dtype, "rel_err": rel_err(cp.asnumpy(x @ y), ref)}
+                n = cfg["gpu_n"]
+                ta = cp.ones((n, n), dtype=dtype)
+                rec["seconds"] = timed(
+                    lambda ta=ta: (ta @ ta, cp.cuda.Device().synchronize()), cfg["min_time"]
+                )
+                rec["n"] = n
+                out.append(rec)
+    return info, out
+
+
+PROBES = {
+    "numpy": numpy_probe,
+    "torch": torch_probe,
+    "tensorflow": tensorflow_probe,
+    "jax": jax_probe,
+    "cupy": cupy_probe,
+}
+
+
+def main() -> int:
+    cfg = json.loads(sys.argv[1])
+    if cfg.get("memory_limit_mb"):
+        import resource
+
+        limit = int(cfg["memory_limit_mb"]) << 20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    if cfg.get("inject"):
+        exec(cfg["inject"], {})  # tests: a crash, a hang or an allocation, run for real
+    import importlib
+
+    name = cfg["framework"]
+    t_import = time.perf_counter()
+    import numpy  # noqa: F401 - the reference products need it
+
+    importlib.import_module(name)
+    import_s = time.perf_counter() - t_import
+    info, results = PROBES[name](cfg)
+    info["import_s"] = round(import_s, 3)
+    payload = {"framework": name, "info": info, "results": results, "child_s": time.perf_counter() - T0}
+    print(SENTINEL + json.dumps(payload, default=str), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    sys.exit(main())

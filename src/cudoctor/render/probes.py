@@ -1,0 +1,51 @@
+"""A table of probe results (formatting only)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _fmt_tflops(rec: dict[str, Any]) -> str:
+    t = rec.get("tflops")
+    if t is None:
+        return "-"
+    text = f"{t * 1000:.1f} GFLOP/s" if t < 1 else f"{t:.1f} TFLOP/s"
+    if rec.get("pct_of_peak") is not None:
+        text += f" ({rec['pct_of_peak']:.0f}% of {rec['peak_tflops']:g})"
+    return text
+
+
+def table(results: list[dict[str, Any]]) -> list[str]:
+    rows = [("framework", "device", "dtype", "rel. error", "ok", "n", "throughput")]
+    for r in results:
+        if r.get("status") != "ok":
+            diag = (r.get("diagnosis") or {}).get("cause", "")
+            rows.append(
+                (
+                    r["framework"],
+                    "-",
+                    "-",
+                    "-",
+                    "FAILED",
+                    "-",
+                    f"{r.get('status')}: {r.get('detail')}" + (f" -> {diag}" if diag else ""),
+                )
+            )
+            continue
+        for rec in r.get("results") or []:
+            err = rec.get("rel_err")
+            flips = rec.get("stress_mismatches")
+            ok = "yes" if rec.get("correct") else ("NO (repeat differs)" if flips else "NO")
+            rows.append(
+                (
+                    r["framework"],
+                    str(rec["device"]),
+                    rec["dtype"],
+                    f"{err:.1e}" if err is not None else "-",
+                    ok,
+                    str(rec.get("n", "-")),
+                    _fmt_tflops(rec),
+                )
+            )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
