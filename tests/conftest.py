@@ -6,11 +6,16 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+os.environ.setdefault(
+    "CUDOCTOR_DB", os.path.join(tempfile.mkdtemp(prefix="cudoctor-test-db-"), "snapshots.db")
+)
 
 from cudoctor.checks import all_checks, run_one
 from cudoctor.facts.stated import from_stated

@@ -84,6 +84,60 @@ def build_parser() -> argparse.ArgumentParser:
     chk.add_argument(
         "--probe", action="store_true", help="also run the live GEMM probes (see cudoctor probe)"
     )
+    chk.add_argument(
+        "--from",
+        dest="from_file",
+        metavar="FILE",
+        help="check someone else's report: cudoctor JSON, collect_env, nvidia-smi -q (text/XML), pip list, conda list",
+    )
+    chk.add_argument(
+        "--since",
+        metavar="REF",
+        help="show what changed since a snapshot: good, latest, an id, a label or a file",
+    )
+    chk.add_argument(
+        "--db", metavar="PATH", help="snapshot database (default: $CUDOCTOR_DB or the user data dir)"
+    )
+    chk.add_argument(
+        "--no-record", action="store_true", help="do not record a clean run as the last known good snapshot"
+    )
+
+    snp = sub.add_parser(
+        "snapshot", help="save, list and show snapshots of this machine (SQLite, user data dir)"
+    )
+    snp_sub = snp.add_subparsers(dest="action", metavar="ACTION", required=True)
+    s_save = snp_sub.add_parser("save", help="save a snapshot of this machine")
+    s_save.add_argument("--label", help="a name to find it by later")
+    s_list = snp_sub.add_parser("list", help="list saved snapshots, newest first")
+    s_list.add_argument("--limit", type=int, default=50)
+    s_list.add_argument("--format", choices=("text", "json"), default="text")
+    s_show = snp_sub.add_parser("show", help="show one snapshot with the findings it gives")
+    s_show.add_argument("ref", metavar="ID|LABEL", help="an id, a label, good or latest")
+    s_show.add_argument("--format", choices=("text", "json"), default="text")
+    for sp in (s_save, s_list, s_show):
+        sp.add_argument(
+            "--db", metavar="PATH", help="snapshot database (default: $CUDOCTOR_DB or the user data dir)"
+        )
+
+    dif = sub.add_parser("diff", help="what changed between two snapshots (ids, labels, files, good, now)")
+    dif.add_argument("a", help="before: an id, a label, good, latest, now, or a report file")
+    dif.add_argument("b", help="after (same choices)")
+    dif.add_argument("--db", metavar="PATH", help="snapshot database")
+    dif.add_argument("--format", choices=("text", "json"), default="text")
+
+    rep = sub.add_parser(
+        "report",
+        help="a report to share: Markdown for an issue, JSON, or a self-contained HTML page (redacted)",
+    )
+    _source_args(rep, formats=("markdown", "json", "html"), default="markdown")
+    rep.add_argument(
+        "--from", dest="from_file", metavar="FILE", help="report on someone else's report file instead"
+    )
+    rep.add_argument("--probe", action="store_true", help="include live GEMM probe results (and their chart)")
+    rep.add_argument(
+        "--no-redact", action="store_true", help="keep home paths, user and host names, GPU UUIDs and secrets"
+    )
+    rep.add_argument("-o", "--out", metavar="FILE", help="write to FILE instead of standard output")
 
     prb = sub.add_parser(
         "probe",
@@ -133,7 +187,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _source_args(p: argparse.ArgumentParser) -> None:
+def _source_args(
+    p: argparse.ArgumentParser, formats: tuple[str, ...] = ("text", "json", "markdown"), default: str = "text"
+) -> None:
     p.add_argument(
         "--facts",
         metavar="FACTS.json",
@@ -145,9 +201,7 @@ def _source_args(p: argparse.ArgumentParser) -> None:
         help="use a saved snapshot (or a `cudoctor check --format json` document)",
     )
     p.add_argument("--no-live", action="store_true", help="do not mix in this machine's facts")
-    p.add_argument(
-        "--format", choices=("text", "json", "markdown"), default="text", help="output format (default: text)"
-    )
+    p.add_argument("--format", choices=formats, default=default, help=f"output format (default: {default})")
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -164,16 +218,35 @@ def cmd_check(args: argparse.Namespace) -> int:
     bad = [i for i in args.only + args.ignore if i not in known_ids]
     if bad:
         raise InputError(f"unknown check id(s): {', '.join(bad)} (see cudoctor check --list-checks)")
-    snap = build_snapshot(args.facts, args.snapshot, live=not args.no_live)
+    if args.from_file:
+        from cudoctor.importers import load_report
+
+        snap = load_report(args.from_file)
+    else:
+        snap = build_snapshot(args.facts, args.snapshot, live=not args.no_live)
     if args.probe:
         snap.add(_probe_fact([], 0, 180.0))
     report = Report(snap, run_checks(snap, only=args.only, ignore=args.ignore))
+    if args.since:
+        from cudoctor.commands import db_path, resolve
+        from cudoctor.diff import diff
+
+        since_name, before = resolve(args.since, db_path(args))
+        report.extra["since"] = {"ref": since_name, **diff(before, snap).to_json()}
     if args.format == "json":
         sys.stdout.write(documents.dumps(documents.report_json(report)))
     elif args.format == "markdown":
         sys.stdout.write(documents.report_markdown(report))
     else:
         sys.stdout.write(text.render(report, verbose=args.verbose))
+        if args.since:
+            from cudoctor.diff import diff_from_json, render_text
+
+            since = report.extra["since"]
+            sys.stdout.write("\n" + render_text(diff_from_json(since), since["ref"], "now"))
+    from cudoctor.commands import record_good
+
+    record_good(report, args)
     return report.exit_code
 
 
@@ -230,7 +303,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return {"check": cmd_check, "explain": cmd_explain, "probe": cmd_probe}[args.command](args)
+        from cudoctor import commands
+
+        handlers = {"check": cmd_check, "explain": cmd_explain, "probe": cmd_probe}
+        handlers.update(snapshot=commands.cmd_snapshot, diff=commands.cmd_diff, report=commands.cmd_report)
+        return handlers[args.command](args)
     except InputError as exc:
         print(f"cudoctor: error: {exc}", file=sys.stderr)
         return 2

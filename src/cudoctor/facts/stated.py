@@ -180,7 +180,9 @@ def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) ->
         for fact in toolkit_facts(get("system_cuda")):
             snap.add(fact)
     if get("cudnn"):
-        snap.add(known("cudnn.versions", re.findall(r"\d+\.\d+(?:\.\d+)*", get("cudnn")), "stated:cudnn"))
+        snap.add(
+            known("cudnn.versions", re.findall(r"(?<![\w.])\d+(?:\.\d+)*", get("cudnn")), "stated:cudnn")
+        )
     if get("os"):
         for fact in os_facts(get("os")):
             snap.add(fact)

@@ -1,0 +1,178 @@
+"""Wiring for `snapshot`, `diff` and `report` (and the snapshot side of `check`)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+from typing import Any
+
+from cudoctor import store
+from cudoctor.inputs import InputError
+from cudoctor.model import CheckResult, Report, Snapshot
+from cudoctor.redact import Redactor
+
+
+def db_path(args: argparse.Namespace) -> str:
+    return getattr(args, "db", None) or store.default_path()
+
+
+def resolve(ref: str, db: str) -> tuple[str, Snapshot]:
+    """`now`, a file (any report format cudoctor reads), `good`, `latest`, an id or a label."""
+    if ref == "now":
+        from cudoctor.facts import collect_live
+
+        return "now (this machine)", collect_live()
+    if os.path.exists(ref) and not os.path.isdir(ref) and not ref.isdigit():
+        from cudoctor.importers import load_report
+
+        return ref, load_report(ref)
+    try:
+        entry, snap = store.load(db, ref)
+    except store.StoreError as exc:
+        raise InputError(str(exc)) from None
+    return f"snapshot {entry.id}" + (
+        f" ({entry.label})" if entry.label else ""
+    ) + f" of {entry.created}", snap
+
+
+def build_report(snap: Snapshot) -> Report:
+    from cudoctor.checks import run_checks
+
+    return Report(snap, run_checks(snap))
+
+
+def redacted(report: Report) -> Report:
+    """The same report with secrets, home and user names, host name and GPU ids removed."""
+    r = Redactor()
+    snap = Snapshot.from_json(r.data(report.snapshot.to_json()))
+    snap.origin, snap.created = report.snapshot.origin, report.snapshot.created
+
+    def clean(f: Any) -> Any:
+        return dataclasses.replace(
+            f,
+            title=r.text(f.title),
+            evidence=tuple(r.text(e) for e in f.evidence),
+            fix=tuple(r.text(s) for s in f.fix),
+        )
+
+    results = [
+        CheckResult(x.check_id, x.outcome, tuple(clean(f) for f in x.findings), r.text(x.detail))
+        for x in report.results
+    ]
+    return Report(snap, results, r.data(report.extra))
+
+
+def record_good(report: Report, args: argparse.Namespace) -> None:
+    """After a clean live check, remember this machine as last known good (never fails the check)."""
+    if (
+        getattr(args, "no_record", False)
+        or report.exit_code != 0
+        or report.snapshot.origin not in ("live", "merged")
+    ):
+        return
+    try:
+        store.save(
+            db_path(args), report.snapshot, label=None, good=True, findings=len(report.findings), auto=True
+        )
+    except (store.StoreError, OSError) as exc:
+        print(f"cudoctor: note: could not record this machine as last known good: {exc}", file=sys.stderr)
+
+
+def cmd_snapshot(args: argparse.Namespace) -> int:
+    db = db_path(args)
+    try:
+        if args.action == "save":
+            from cudoctor.facts import collect_live
+
+            report = build_report(collect_live())
+            errors = sum(f.severity.value == "error" for f in report.findings)
+            sid = store.save(
+                db,
+                report.snapshot,
+                args.label,
+                good=errors == 0,
+                findings=len(report.findings),
+                errors=errors,
+            )
+            print(f"saved snapshot {sid}" + (f" ({args.label})" if args.label else "") + f" to {db}")
+            return 0
+        if args.action == "list":
+            rows = store.entries(db, args.limit)
+            if args.format == "json":
+                print(json.dumps([dataclasses.asdict(e) for e in rows], indent=2))
+            else:
+                print(f"{'id':>5}  {'created':25}  {'label':16}  {'good':4}  findings  host")
+                for e in rows:
+                    print(
+                        f"{e.id:>5}  {e.created:25}  {(e.label or ''):16}  {'yes' if e.good else '':4}  {e.findings:>8}  {e.host or ''}"
+                    )
+            return 0
+        entry, snap = store.load(db, args.ref)
+    except store.StoreError as exc:
+        raise InputError(str(exc)) from None
+    from cudoctor.render import documents, text
+
+    report = build_report(snap)
+    if args.format == "json":
+        sys.stdout.write(documents.dumps(documents.report_json(report)))
+    else:
+        print(
+            f"snapshot {entry.id}"
+            + (f" ({entry.label})" if entry.label else "")
+            + f", taken {entry.created} on {entry.host}"
+        )
+        sys.stdout.write(text.render(report))
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from cudoctor.diff import diff, render_text
+
+    db = db_path(args)
+    a_name, a = resolve(args.a, db)
+    b_name, b = resolve(args.b, db)
+    d = diff(a, b)
+    if args.format == "json":
+        sys.stdout.write(json.dumps({"a": a_name, "b": b_name, **d.to_json()}, indent=2) + "\n")
+    else:
+        sys.stdout.write(render_text(d, a_name, b_name))
+    return 1 if d.appeared and any(f["severity"] == "error" for f in d.appeared) else 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from cudoctor.inputs import build_snapshot
+    from cudoctor.render import documents
+
+    if args.from_file:
+        from cudoctor.importers import load_report
+
+        snap = load_report(args.from_file)
+    else:
+        snap = build_snapshot(args.facts, args.snapshot, live=not args.no_live)
+    if args.probe:
+        from cudoctor.cli import _probe_fact
+
+        snap.add(_probe_fact([], 0, 180.0))
+    report = build_report(snap)
+    shared = report if args.no_redact else redacted(report)
+    if args.format == "json":
+        out = documents.dumps(documents.report_json(shared))
+    elif args.format == "html":
+        from cudoctor.render.html import report_html
+
+        out = report_html(shared, shared.snapshot.to_json())
+    else:
+        out = documents.report_markdown(shared)
+    if args.out:
+        try:
+            with open(args.out, "w", encoding="utf-8") as fh:
+                fh.write(out)
+        except OSError as exc:
+            raise InputError(f"cannot write {args.out}: {exc.strerror}") from None
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(out)
+    return report.exit_code

@@ -1,0 +1,302 @@
+"""Snapshots (SQLite), diff, reports (Markdown / JSON / HTML in headless Chromium), --from, redaction."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cudoctor import store
+from cudoctor.diff import diff
+from cudoctor.facts import collect_live
+from cudoctor.importers import load_report
+from cudoctor.redact import Redactor
+from tests.conftest import ROOT, cudoctor
+
+REPORTS = Path(ROOT) / "tests" / "fixtures" / "reports"
+
+
+@pytest.fixture(scope="module")
+def snapshot_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("snap") / "snap.json"
+    path.write_text(json.dumps(collect_live().to_json()))
+    return path
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_save_list_show_by_id_label_and_good(tmp_path: Path, snapshot_file: Path) -> None:
+    from cudoctor.model import Snapshot
+
+    db = str(tmp_path / "s.db")
+    snap = Snapshot.from_json(json.loads(snapshot_file.read_text()))
+    a = store.save(db, snap, label="before-upgrade", good=True)
+    b = store.save(db, snap, label=None, good=False)
+    assert [e.id for e in store.entries(db)] == [b, a]
+    assert store.load(db, "before-upgrade")[0].id == a
+    assert store.load(db, "good")[0].id == a and store.load(db, str(b))[0].id == b
+    assert store.load(db, "latest")[1].facts.keys() == snap.facts.keys()
+    with pytest.raises(store.StoreError, match="no snapshot"):
+        store.load(db, "nope")
+
+
+def test_automatic_good_records_are_pruned_saved_ones_kept(tmp_path: Path, snapshot_file: Path) -> None:
+    from cudoctor.model import Snapshot
+
+    db = str(tmp_path / "p.db")
+    snap = Snapshot.from_json(json.loads(snapshot_file.read_text()))
+    kept = store.save(db, snap, label="mine")
+    for _ in range(store.KEEP_AUTO + 5):
+        store.save(db, snap, good=True, auto=True)
+    assert store.count(db) == store.KEEP_AUTO + 1 and store.load(db, "mine")[0].id == kept
+
+
+def test_eight_processes_saving_fifty_each(tmp_path: Path, snapshot_file: Path) -> None:
+    db = tmp_path / "concurrent.db"
+    code = (
+        "import json, sys\nfrom cudoctor import store\nfrom cudoctor.model import Snapshot\n"
+        f"snap = Snapshot.from_json(json.load(open({str(snapshot_file)!r})))\n"
+        "for i in range(50):\n    store.save(sys.argv[1], snap, label=f'p{sys.argv[2]}-{i}')\n"
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(db), str(n)]) for n in range(8)]
+    assert [p.wait(timeout=300) for p in procs] == [0] * 8
+    assert store.count(str(db)) == 400
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        labels = {r[0] for r in conn.execute("SELECT label FROM snapshots")}
+    assert len(labels) == 400
+
+
+def test_sigkill_midway_leaves_earlier_snapshots_readable(tmp_path: Path, snapshot_file: Path) -> None:
+    db = tmp_path / "killed.db"
+    code = (
+        "import json, sys\nfrom cudoctor import store\nfrom cudoctor.model import Snapshot\n"
+        f"snap = Snapshot.from_json(json.load(open({str(snapshot_file)!r})))\n"
+        "snap.facts['pad'] = snap.facts['env'].__class__('pad', 'x' * 2_000_000)\n"
+        "i = 0\nwhile True:\n    store.save(sys.argv[1], snap, label=str(i)); i += 1\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code, str(db)])
+    deadline = time.time() + 60
+    while time.time() < deadline and (not db.exists() or store.count(str(db)) < 5):
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    saved = store.count(str(db))
+    assert saved >= 5
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    for entry in store.entries(str(db), limit=1000):
+        store.load(str(db), str(entry.id))  # every stored snapshot still parses
+
+
+@pytest.mark.parametrize("kind", ["random-bytes", "foreign-sqlite", "newer-schema", "truncated"])
+def test_bad_databases_are_refused_and_left_unchanged(tmp_path: Path, snapshot_file: Path, kind: str) -> None:
+    db = tmp_path / "bad.db"
+    if kind == "random-bytes":
+        db.write_bytes(os.urandom(8192))
+    elif kind == "foreign-sqlite":
+        conn = sqlite3.connect(db)
+        conn.execute("CREATE TABLE notes (t TEXT)")
+        conn.commit()
+        conn.close()
+    elif kind == "newer-schema":
+        from cudoctor.model import Snapshot
+
+        store.save(str(db), Snapshot.from_json(json.loads(snapshot_file.read_text())))
+        conn = sqlite3.connect(db)
+        conn.execute("PRAGMA user_version = 99")
+        conn.commit()
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.close()
+    else:
+        from cudoctor.model import Snapshot
+
+        good = tmp_path / "good.db"
+        for _ in range(3):
+            store.save(str(good), Snapshot.from_json(json.loads(snapshot_file.read_text())))
+        conn = sqlite3.connect(good)
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.close()
+        data = good.read_bytes()
+        db.write_bytes(data[: len(data) // 3])
+    before = _digest(db)
+    for args in (
+        ["snapshot", "list", "--db", str(db)],
+        ["snapshot", "show", "1", "--db", str(db)],
+        ["diff", "1", "now", "--db", str(db)],
+        ["snapshot", "save", "--db", str(db)],
+    ):
+        out = cudoctor(args)
+        assert out.returncode == 2, (args, out.stdout, out.stderr)
+        assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+    assert _digest(db) == before
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"schema": 1, "facts": {"driver.version": {"status": "kn', "truncated"),
+        ('{"schema": 7, "facts": {}}', "newer"),
+        ('{"hello": "world"}', "not a cudoctor report"),
+        ("just some words\n", "unrecognised"),
+    ],
+    ids=["truncated-json", "newer-schema", "foreign-json", "unknown-text"],
+)
+def test_bad_reports_for_from_and_diff(tmp_path: Path, content: str, message: str) -> None:
+    bad = tmp_path / "report.json"
+    bad.write_text(content)
+    for args in (["check", "--from", str(bad)], ["diff", str(bad), "now"]):
+        out = cudoctor(args)
+        assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr
+
+
+def test_from_real_reports() -> None:
+    ce = load_report(str(REPORTS / "collect_env_windows_titan_rtx.txt"))
+    assert ce.value("driver.version") == "442.92" and [g["cc"] for g in ce.value("gpu.devices")] == [
+        "7.5",
+        "7.5",
+    ]
+    assert ce.value("framework.torch")["cuda"] == "10.1" and ce.value("cudnn.versions") == ["7"]
+    mac = load_report(str(REPORTS / "collect_env_macos_cpu.txt"))
+    assert mac.value("framework.torch")["build"] == "cpu" and mac.value("host.os")["system"] == "Darwin"
+    smi = load_report(str(REPORTS / "nvidia_smi_q_rtx4070_laptop.txt"))
+    gpu = smi.value("gpu.devices")[0]
+    assert (smi.value("driver.version"), smi.value("driver.cuda_version")) == ("566.36", "12.7")
+    assert (gpu["cc"], gpu["memory_total_mib"], gpu["memory_free_mib"]) == ("8.9", 8188, 7948)
+    conda = load_report(str(REPORTS / "conda_list_tf14_cuda8.txt"))
+    assert conda.value("cuda.toolkits")[0]["version"] == "8.0" and conda.value("cudnn.versions") == ["6.0"]
+    assert (
+        load_report(str(REPORTS / "conda_list_grep_pytorch_cpu_and_cuda.txt")).value("framework.torch")[
+            "build"
+        ]
+        == "cpu"
+    )
+    cuda = load_report(str(REPORTS / "conda_list_grep_pytorch_cuda.txt")).value("framework.torch")
+    assert (cuda["cuda"], cuda["build"]) == ("11.3", "cuda")
+    pip = load_report(str(REPORTS / "pip_list_cpu_venv.txt"))
+    assert pip.value("framework.torch")["version"] == "2.13.0+cpu" and "tensorflow-cpu" in pip.value(
+        "python.packages"
+    )
+
+
+def test_check_from_a_collect_env_runs_every_check() -> None:
+    out = cudoctor(
+        [
+            "check",
+            "--from",
+            str(REPORTS / "collect_env_windows_titan_rtx.txt"),
+            "--format",
+            "json",
+            "--no-record",
+        ]
+    )
+    doc = json.loads(out.stdout)
+    assert doc["snapshot"]["facts"]["driver.version"]["source"].startswith("collect_env")
+    assert (
+        doc["exit_code"] == 0
+    )  # torch 1.5 cu101 on a Turing GPU with driver 442.92 is a working combination
+
+
+def test_diff_names_what_changed_and_the_finding_that_appeared(tmp_path: Path) -> None:
+    before = collect_live(env={"PATH": os.environ["PATH"]})
+    after = collect_live(
+        env={"PATH": os.environ["PATH"], "LD_LIBRARY_PATH": str(tmp_path / "cuda-11.8" / "lib64")}
+    )
+    d = diff(before, after)
+    assert [(c.layer, c.key, c.kind) for c in d.changes if c.layer == "Environment"] == [
+        ("Environment", "LD_LIBRARY_PATH", "added")
+    ]
+    assert [f["id"] for f in d.appeared] == ["env-ld-library-path-missing"] and d.gone == []
+    assert not diff(before, before).changes
+
+
+def test_clean_check_records_last_known_good_and_since(tmp_path: Path) -> None:
+    env = dict(os.environ, CUDOCTOR_DB=str(tmp_path / "s.db"))
+    env.pop("LD_LIBRARY_PATH", None)
+    assert cudoctor(["check"], env=env).returncode == 0
+    assert store.load(str(tmp_path / "s.db"), "good")[0].good
+    env["LD_LIBRARY_PATH"] = str(tmp_path / "cuda-11.8" / "lib64")
+    text = cudoctor(["check", "--since", "good"], env=env).stdout
+    assert "LD_LIBRARY_PATH: (none) ->" in text and "+ [warning] LD_LIBRARY_PATH entry" in text
+
+
+def test_redaction() -> None:
+    r = Redactor(home="/home/alice", host="gpu-node-17", user="alice")
+    text = "see https://alice:hunter2@example.org/x GPU-1b724e78-eef5-4163-d43c-e4da15d41176 /home/alice/venv /home/bob/x on gpu-node-17 as root"
+    out = r.text(text)
+    assert (
+        "hunter2" not in out and "1b724e78" not in out and "gpu-node-17" not in out and "/home/bob" not in out
+    )
+    assert "~/venv" in out and "as root" in out
+    data = r.data(
+        {
+            "env": {"HF_TOKEN": "hf_abc", "CUDA_HOME": "/home/alice/cuda"},
+            "gpus": [{"uuid": "GPU-x", "serial": "0322714071430"}],
+        }
+    )
+    assert data == {
+        "env": {"HF_TOKEN": "<redacted>", "CUDA_HOME": "~/cuda"},
+        "gpus": [{"uuid": "<redacted>", "serial": "<redacted>"}],
+    }
+
+
+def test_report_markdown_json_html_redacted_by_default(tmp_path: Path) -> None:
+    smi = str(REPORTS / "nvidia_smi_q_rtx4070_laptop.txt")
+    md = cudoctor(["report", "--from", smi]).stdout
+    assert md.startswith("## cudoctor report") and "<details>" in md and "1b724e78" not in md
+    raw = cudoctor(["report", "--from", smi, "--format", "json", "--no-redact"]).stdout
+    assert "GPU-1b724e78-eef5-4163-d43c-e4da15d41176" in raw
+    page = tmp_path / "report.html"
+    assert cudoctor(["report", "--from", smi, "--format", "html", "-o", str(page)]).returncode == 0
+    html = page.read_text()
+    assert "<svg" in html and "1b724e78" not in html
+    assert 'src="http' not in html and 'href="http' not in html  # self-contained
+
+
+def test_html_report_renders_in_headless_chromium(tmp_path: Path) -> None:
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("chromium is not installed (.ci/run installs it)")
+    page = tmp_path / "report.html"
+    cudoctor(
+        [
+            "report",
+            "--from",
+            str(REPORTS / "nvidia_smi_q_rtx4070_laptop.txt"),
+            "--format",
+            "html",
+            "-o",
+            str(page),
+        ]
+    )
+    flags = [
+        browser,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ]
+    dom = subprocess.run([*flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
+    assert "cudoctor report" in dom.stdout and "GPU memory in use" in dom.stdout and "RTX 4070" in dom.stdout
+    shot = tmp_path / "report.png"
+    subprocess.run(
+        [*flags, f"--screenshot={shot}", "--window-size=1100,900", page.as_uri()],
+        capture_output=True,
+        timeout=120,
+    )
+    assert shot.exists() and shot.stat().st_size > 10_000
