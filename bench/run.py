@@ -6,6 +6,7 @@
     python bench/run.py oneline         # a 200 MB log with no newline: time and peak memory
     python bench/run.py api             # guard() overhead on 10,000 small matmuls; import time
     python bench/run.py probe           # probe harness overhead (start to result, imports excluded)
+    python bench/run.py fleet           # fleet aggregate over 10,000 reports
 
 Wall times are medians of several runs of the whole command (process start included); peak
 memory is the child's max RSS from getrusage.
@@ -209,13 +210,43 @@ def bench_probe(runs: int) -> None:
     print(f"harness overhead over a bare import child: {(wall - bare) * 1000:.0f} ms ({wall / bare:.2f}x)")
 
 
+def bench_fleet(count: int) -> None:
+    """`cudoctor fleet aggregate` over COUNT reports made from this machine's real snapshot."""
+    import json
+
+    from cudoctor.facts import collect_live
+
+    folder = os.path.join(OUT, "fleet")
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    base = collect_live().to_json()
+    for i in range(count):
+        snap = json.loads(json.dumps(base))
+        facts = snap["facts"]
+        facts["host.name"]["value"] = f"node-{i:05d}"
+        if i % 100 == 7:  # a module that put an old CUDA on the loader path
+            facts["env"]["value"]["LD_LIBRARY_PATH"] = "/opt/modules/cuda-11.8/lib64"
+        if i % 1000 == 3 and isinstance(facts.get("framework.torch", {}).get("value"), dict):
+            facts["framework.torch"]["value"]["version"] = "2.12.0+cpu"
+        with open(os.path.join(folder, f"node-{i:05d}.json"), "w") as fh:
+            json.dump({"schema": 1, "snapshot": snap}, fh)
+    size = sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder))
+    wall, peak, rc = timed_peak(
+        [sys.executable, "-m", "cudoctor", "fleet", "aggregate", folder, "--format", "json"]
+    )
+    print(
+        f"{count} reports ({size / 2**20:.0f} MiB of JSON): fleet aggregate {wall:.2f} s, peak RSS {peak:.0f} MiB, exit {rc}"
+    )
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument(
         "what",
         nargs="*",
-        default=["check", "explain", "oneline", "api", "probe"],
-        choices=["check", "explain", "oneline", "api", "probe"],
+        default=["check", "explain", "oneline", "api", "probe", "fleet"],
+        choices=["check", "explain", "oneline", "api", "probe", "fleet"],
     )
     ap.add_argument("--runs", type=int, default=7, help="runs per command for the check benchmark")
     ap.add_argument("--size-mb", type=int, default=1024, help="size of the generated training log")
@@ -230,6 +261,7 @@ def main() -> int:
             "oneline": lambda: bench_oneline(200),
             "api": lambda: bench_api(args.runs),
             "probe": lambda: bench_probe(args.runs),
+            "fleet": lambda: bench_fleet(10_000),
         }[what]()
     return 0
 

@@ -51,6 +51,16 @@ EPILOG_PROBE = textwrap.dedent("""\
     """)
 
 
+EPILOG_FLEET = textwrap.dedent("""\
+    examples:
+      cudoctor fleet --ray auto            one task per alive node (hard node affinity), grouped
+      cudoctor fleet --ray auto --probe --format json
+      srun cudoctor check --format json > reports/$(hostname).json; cudoctor fleet aggregate reports/
+    Every node needs cudoctor importable by its Ray workers; Ray comes with pip install 'cudoctor[fleet]'.
+    exit status: 0 one configuration and every node answered, 1 outliers, errors or silent nodes, 2 bad input.
+    """)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cudoctor",
@@ -138,6 +148,34 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-redact", action="store_true", help="keep home paths, user and host names, GPU UUIDs and secrets"
     )
     rep.add_argument("-o", "--out", metavar="FILE", help="write to FILE instead of standard output")
+
+    flt = sub.add_parser(
+        "fleet",
+        help="check every node of a cluster (Ray) or a folder of reports, and name the odd ones out",
+        epilog=EPILOG_FLEET,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    flt.add_argument(
+        "paths",
+        nargs="*",
+        metavar="aggregate PATH",
+        help="'aggregate' then report files or folders of *.json (cudoctor check --format json), instead of --ray",
+    )
+    flt.add_argument("--ray", metavar="ADDRESS", help="a Ray cluster: auto, or ray://host:10001 / host:6379")
+    flt.add_argument("--probe", action="store_true", help="also run the GEMM probes on every node")
+    flt.add_argument(
+        "--timeout",
+        type=float,
+        default=300.0,
+        metavar="S",
+        help="seconds to wait for all nodes (default 300)",
+    )
+    flt.add_argument(
+        "--no-gpu-request",
+        action="store_true",
+        help="do not reserve the nodes' GPUs for the check task (busy clusters)",
+    )
+    flt.add_argument("--format", choices=("text", "json"), default="text")
 
     prb = sub.add_parser(
         "probe",
@@ -306,7 +344,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from cudoctor import commands
 
         handlers = {"check": cmd_check, "explain": cmd_explain, "probe": cmd_probe}
-        handlers.update(snapshot=commands.cmd_snapshot, diff=commands.cmd_diff, report=commands.cmd_report)
+        handlers.update(
+            snapshot=commands.cmd_snapshot,
+            diff=commands.cmd_diff,
+            report=commands.cmd_report,
+            fleet=commands.cmd_fleet,
+        )
         return handlers[args.command](args)
     except InputError as exc:
         print(f"cudoctor: error: {exc}", file=sys.stderr)

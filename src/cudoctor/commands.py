@@ -176,3 +176,40 @@ def cmd_report(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(out)
     return report.exit_code
+
+
+def cmd_fleet(args: argparse.Namespace) -> int:
+    from cudoctor.fleet import analysis
+
+    if args.paths:
+        if args.paths[0] != "aggregate" or args.ray:
+            raise InputError(
+                "use either: cudoctor fleet --ray ADDRESS, or: cudoctor fleet aggregate PATH ..."
+            )
+        if len(args.paths) < 2:
+            raise InputError("fleet aggregate needs report files or folders")
+        reports = analysis.load_reports(args.paths[1:])
+    elif args.ray:
+        from cudoctor.fleet import ray_runner
+
+        progress = ray_runner.print_progress if sys.stderr.isatty() else None
+        reports = ray_runner.run(
+            args.ray,
+            probe=args.probe,
+            timeout=args.timeout,
+            request_gpus=not args.no_gpu_request,
+            progress=progress,
+        )
+    else:
+        raise InputError("say where the nodes are: --ray ADDRESS, or aggregate PATH ...")
+    result = analysis.analyse(reports)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(result.to_json(), indent=2) + "\n")
+    else:
+        sys.stdout.write(analysis.render_text(result))
+    bad = (
+        result.outliers
+        or result.failed
+        or any(f["severity"] == "error" for g in result.groups for f in g.findings)
+    )
+    return 1 if bad else 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import os
 import platform
+import socket
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -43,6 +44,10 @@ ENV_VARS = (
     "CONDA_PREFIX",
     "VIRTUAL_ENV",
     "CUDNN_PATH",
+    "NCCL_SOCKET_IFNAME",
+    "NCCL_IB_DISABLE",
+    "NCCL_P2P_DISABLE",
+    "NCCL_DEBUG",
 )
 
 # Instruction sets that framework builds are known to require (x86); reported if present.
@@ -146,6 +151,7 @@ def collect_host(env: Mapping[str, str]) -> list[Fact]:
             "platform",
         ),
         known("host.python", {"version": platform.python_version(), "executable": sys.executable}, "sys"),
+        known("host.name", socket.gethostname(), "socket.gethostname"),
         known("host.container", detect_container(), "file:/.dockerenv,/proc/1/cgroup"),
         known("host.wsl", detect_wsl(), "file:/proc/sys/kernel/osrelease"),
         known("env", relevant_env(env), "environment"),

@@ -1,0 +1,199 @@
+"""Many nodes' snapshots -> groups by fingerprint, findings per group, and the odd ones out.
+
+Pure functions over reports (dicts), shared by `fleet --ray` and `fleet aggregate`.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import json
+import os
+from collections.abc import Iterable
+from typing import Any
+
+from cudoctor.inputs import InputError
+from cudoctor.model import Snapshot
+
+FINGERPRINT_ENV = (
+    "LD_LIBRARY_PATH",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "XLA_FLAGS",
+    "NCCL_SOCKET_IFNAME",
+    "NCCL_IB_DISABLE",
+    "NCCL_P2P_DISABLE",
+    "PYTORCH_CUDA_ALLOC_CONF",
+)
+FRAMEWORKS = ("torch", "tensorflow", "jax", "cupy")
+
+
+@dataclasses.dataclass
+class NodeReport:
+    node: str
+    status: str  # ok | failed | timeout
+    snapshot: dict[str, Any] | None = None
+    error: str = ""
+    node_id: str = ""
+
+
+@dataclasses.dataclass
+class Group:
+    fingerprint: dict[str, str]
+    nodes: list[str]
+    findings: list[dict[str, Any]]
+
+
+@dataclasses.dataclass
+class FleetResult:
+    groups: list[Group]
+    outliers: list[dict[str, Any]]
+    failed: list[NodeReport]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "nodes": sum(len(g.nodes) for g in self.groups) + len(self.failed),
+            "groups": [dataclasses.asdict(g) for g in self.groups],
+            "outliers": self.outliers,
+            "failed": [{"node": f.node, "status": f.status, "error": f.error} for f in self.failed],
+        }
+
+
+def _value(facts: dict[str, Any], key: str) -> Any:
+    fact = facts.get(key) or {}
+    return fact.get("value") if fact.get("status", "known") == "known" else None
+
+
+def fingerprint(snapshot: dict[str, Any]) -> dict[str, str]:
+    """The facts that should be identical across a homogeneous fleet, as printable strings."""
+    facts = snapshot.get("facts", {})
+    gpus = _value(facts, "gpu.devices") or []
+    names = collections.Counter(str(g.get("name")) for g in gpus)
+    fp = {
+        "GPUs": ", ".join(f"{n}x {name}" for name, n in sorted(names.items())) or "none",
+        "driver": str(_value(facts, "driver.version") or "none"),
+        "driver CUDA": str(_value(facts, "driver.cuda_version") or "none"),
+        "toolkits": " ".join(sorted(str(t.get("version")) for t in _value(facts, "cuda.toolkits") or []))
+        or "none",
+        "python": str((_value(facts, "host.python") or {}).get("version", "?")),
+    }
+    for name in FRAMEWORKS:
+        info = _value(facts, f"framework.{name}")
+        if isinstance(info, dict):
+            extra = ", ".join(f"{k} {info[k]}" for k in ("cuda", "cudnn") if info.get(k))
+            fp[name] = f"{info.get('version')} ({info.get('build')}{', ' + extra if extra else ''})"
+    env = _value(facts, "env") or {}
+    for var in FINGERPRINT_ENV:
+        if var in env:
+            fp[f"${var}"] = env[var]
+    return fp
+
+
+def _findings(snapshot: dict[str, Any]) -> list[dict[str, Any]]:
+    from cudoctor.checks import run_checks
+
+    snap = Snapshot.from_json(snapshot)
+    return [
+        {"id": f.id, "severity": f.severity.value, "title": f.title}
+        for r in run_checks(snap)
+        for f in r.findings
+    ]
+
+
+def analyse(reports: Iterable[NodeReport]) -> FleetResult:
+    by_fp: dict[str, list[tuple[NodeReport, dict[str, str]]]] = {}
+    failed = []
+    for rep in reports:
+        if rep.status != "ok" or rep.snapshot is None:
+            failed.append(rep)
+            continue
+        fp = fingerprint(rep.snapshot)
+        by_fp.setdefault(json.dumps(fp, sort_keys=True), []).append((rep, fp))
+    ordered = sorted(by_fp.values(), key=lambda members: (-len(members), members[0][0].node))
+    groups = [
+        Group(members[0][1], sorted(m[0].node for m in members), _findings(members[0][0].snapshot or {}))
+        for members in ordered
+    ]
+    return FleetResult(groups, _outliers(groups), sorted(failed, key=lambda r: r.node))
+
+
+def _outliers(groups: list[Group]) -> list[dict[str, Any]]:
+    """Every node outside the largest group, with each fact where it differs from the majority."""
+    if len(groups) < 2:
+        return []
+    majority = groups[0]
+    out = []
+    for group in groups[1:]:
+        diffs = []
+        for key in sorted(set(group.fingerprint) | set(majority.fingerprint)):
+            mine, theirs = group.fingerprint.get(key, "(not set)"), majority.fingerprint.get(key, "(not set)")
+            if mine != theirs:
+                diffs.append({"fact": key, "value": mine, "majority": theirs})
+        for node in group.nodes:
+            text = "; ".join(
+                f"{d['fact']} {d['value']} where {len(majority.nodes)} node(s) have {d['majority']}"
+                for d in diffs
+            )
+            out.append({"node": node, "differences": diffs, "text": f"{node}: {text}"})
+    return out
+
+
+def load_reports(paths: Iterable[str]) -> list[NodeReport]:
+    """cudoctor JSON reports from files and directories (*.json).
+
+    A node is named by the host name its report records, or by its file name when several
+    reports carry the same host name.
+    """
+    files: list[str] = []
+    for p in paths:
+        if os.path.isdir(p):
+            files += sorted(os.path.join(p, f) for f in os.listdir(p) if f.endswith(".json"))
+        elif os.path.isfile(p):
+            files.append(p)
+        else:
+            raise InputError(f"{p} does not exist")
+    if not files:
+        raise InputError("no *.json reports found")
+    reports = []
+    for f in files:
+        name = os.path.splitext(os.path.basename(f))[0]
+        try:
+            with open(f, encoding="utf-8") as fh:
+                data = json.load(fh)
+            snap = data.get("snapshot", data) if isinstance(data, dict) else None
+            if not isinstance(snap, dict) or not isinstance(snap.get("facts"), dict):
+                raise ValueError("not a cudoctor report")
+            host = _value(snap["facts"], "host.name")
+            reports.append(NodeReport(str(host or name), "ok", snap, node_id=name))
+        except (OSError, ValueError) as exc:
+            reports.append(NodeReport(name, "failed", None, f"{f}: unreadable report ({exc})", node_id=name))
+    seen = collections.Counter(r.node for r in reports)
+    for r in reports:  # several files from one host name (or copies): name them by file instead
+        if seen[r.node] > 1:
+            r.node = r.node_id
+    return reports
+
+
+def render_text(result: FleetResult) -> str:
+    total = sum(len(g.nodes) for g in result.groups) + len(result.failed)
+    out = [
+        f"cudoctor fleet: {total} node(s), {len(result.groups)} configuration(s), {len(result.failed)} without an answer"
+    ]
+    for i, g in enumerate(result.groups, 1):
+        errors = sum(f["severity"] == "error" for f in g.findings)
+        out.append(
+            f"\n[{i}] {len(g.nodes)} node(s): {', '.join(g.nodes[:6])}{' ...' if len(g.nodes) > 6 else ''}"
+        )
+        out += [f"    {k}: {v}" for k, v in g.fingerprint.items()]
+        out.append(f"    findings: {len(g.findings)} ({errors} error(s))")
+        out += [
+            f"      {'x' if f['severity'] == 'error' else '!'} {f['title']}  [{f['id']}]"
+            for f in g.findings[:8]
+        ]
+    if result.outliers:
+        out.append("\nOdd ones out:")
+        out += [f"  {o['text']}" for o in result.outliers]
+    if result.failed:
+        out.append("\nNo answer:")
+        out += [f"  {f.node}: {f.status}: {f.error}" for f in result.failed]
+    return "\n".join(out) + "\n"
