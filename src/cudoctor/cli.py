@@ -264,6 +264,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         snap = build_snapshot(args.facts, args.snapshot, live=not args.no_live)
     if args.probe:
         snap.add(_probe_fact([], 0, 180.0))
+    elif snap.get("probe.results") is None:
+        from cudoctor.model import absent
+
+        snap.add(absent("probe.results", "cudoctor check", "not probed (cudoctor check --probe runs them)"))
     report = Report(snap, run_checks(snap, only=args.only, ignore=args.ignore))
     if args.since:
         from cudoctor.commands import db_path, resolve

@@ -21,6 +21,7 @@ CONFIRM = 1.0  # a fact-based finding for a cause the log permits
 UNRELATED = {Severity.ERROR: 0.2, Severity.WARNING: 0.1, Severity.INFO: 0.0}
 ALONE = {Severity.ERROR: 0.5, Severity.WARNING: 0.3, Severity.INFO: 0.05}
 INT32 = 2**31
+PRE_RELEASE = re.compile(r"\d\.?(?:dev|a|b|rc)\d*(?:\+|$)|\+git|nightly", re.I)
 
 
 @dataclasses.dataclass
@@ -162,9 +163,7 @@ def context_rules(
             "the log shows a CUDA library directory on the loader path next to a version conflict",
         )
     for name, info in view.frameworks(snap):
-        if re.search(
-            r"(?:dev|a0|rc)\d*|\+git|nightly", str(info.get("version") or "") + str(info.get("stated") or "")
-        ):
+        if PRE_RELEASE.search(str(info.get("version") or "")):
             _bump(ranked, "library-bug", 0.15, f"{view.describe(name, info)} is a pre-release build")
 
 

@@ -12,7 +12,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 from cudoctor.facts import driver, frameworks, host, loader, packages, toolkits
 from cudoctor.model import Fact, Snapshot, failed, known
@@ -85,9 +85,24 @@ def collect_live(env: Mapping[str, str] | None = None, sys_path: Sequence[str] |
     snap.add(_ldcache_fact(ldcache, how))
     with ThreadPoolExecutor(max_workers=len(collectors)) as pool:
         futures = [(name, pool.submit(_timed, fn)) for name, fn in collectors]
+        _say_if_slow(futures)
         for name, fut in futures:
             _store(snap, name, fut)
     return snap
+
+
+def _say_if_slow(futures: list[tuple[str, Future[tuple[list[Fact], float]]]], after_s: float = 5.0) -> None:
+    """On a terminal, tell the person what cudoctor is still waiting for after `after_s` seconds."""
+    if not sys.stderr.isatty():
+        return
+    wait([f for _, f in futures], timeout=after_s)
+    slow = [name for name, f in futures if not f.done()]
+    if slow:
+        print(
+            f"cudoctor: still waiting for {', '.join(slow)} (each external tool is bounded by CUDOCTOR_TIMEOUT)...",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def _timed(fn: Collector) -> tuple[list[Fact], float]:

@@ -81,6 +81,9 @@ def _footer(report: Report, verbose: bool) -> list[str]:
     warnings = sum(f.severity is Severity.WARNING for f in found)
     lines = []
     unknown = [r for r in report.results if r.outcome in ("unknown", "crashed")]
+    if verbose and report.snapshot.timings_ms:
+        times = ", ".join(f"{k} {v:.0f} ms" for k, v in report.snapshot.timings_ms.items())
+        lines.append(f"  collected: {times}")
     if verbose and unknown:
         lines += [
             f"  ? {r.check_id}: {r.outcome}: {r.detail.splitlines()[0] if r.detail else ''}" for r in unknown
