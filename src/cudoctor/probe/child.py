@@ -102,9 +102,32 @@ def torch_probe(cfg):  # type: ignore[no-untyped-def]
                     "cc": "{}.{}".format(*torch.cuda.get_device_capability(dev)),
                 }
             )
+        if gpu:
+            info.setdefault("memory", []).append(_torch_memory(torch, dev))
         for dtype in dtypes:
             out.append(_torch_one(torch, dev, dtype, a, b, ref, cfg))
     return info, out
+
+
+def _torch_memory(torch, dev):  # type: ignore[no-untyped-def]
+    """How much of the free memory can really be allocated, in 1 GiB blocks (released after)."""
+    free, total = torch.cuda.mem_get_info(dev)
+    blocks, got = [], 0
+    try:
+        while got + (1 << 30) <= free:
+            blocks.append(torch.empty(1 << 30, dtype=torch.uint8, device=dev))
+            got += 1 << 30
+    except RuntimeError:
+        pass
+    finally:
+        del blocks
+        torch.cuda.empty_cache()
+    return {
+        "device": dev,
+        "free_gib": round(free / 2**30, 2),
+        "total_gib": round(total / 2**30, 2),
+        "allocatable_gib": round(got / 2**30, 2),
+    }
 
 
 def _torch_one(torch, dev, dtype, a, b, ref, cfg):  # type: ignore[no-untyped-def]
@@ -158,6 +181,9 @@ def tensorflow_probe(cfg):  # type: ignore[no-untyped-def]
 
     devices = [d.name for d in tf.config.list_logical_devices() if d.device_type in ("CPU", "GPU")]
     info = {"version": tf.__version__, "devices": devices, "gpu_build": tf.test.is_built_with_cuda()}
+    gpus = tf.config.list_physical_devices("GPU")
+    info["memory_growth"] = {g.name: tf.config.experimental.get_memory_growth(g) for g in gpus}
+    info["TF_FORCE_GPU_ALLOW_GROWTH"] = os.environ.get("TF_FORCE_GPU_ALLOW_GROWTH")
     a, b, ref = inputs(cfg["check_n"])
     out = []
     for dev in devices:

@@ -48,4 +48,16 @@ def table(results: list[dict[str, Any]]) -> list[str]:
                 )
             )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    for r in results:
+        info = r.get("info") or {}
+        for m in info.get("memory") or []:
+            lines.append(
+                f"{r['framework']} {m['device']}: {m['allocatable_gib']} GiB allocatable of {m['free_gib']} GiB free ({m['total_gib']} GiB total)"
+            )
+        if info.get("memory_growth"):
+            growth = ", ".join(f"{k}: {'on' if v else 'off'}" for k, v in info["memory_growth"].items())
+            lines.append(
+                f"tensorflow memory growth: {growth} (TF_FORCE_GPU_ALLOW_GROWTH={info.get('TF_FORCE_GPU_ALLOW_GROWTH')})"
+            )
+    return lines
