@@ -6,7 +6,6 @@ import argparse
 import sys
 import textwrap
 from collections.abc import Sequence
-from typing import Any
 
 from cudoctor import __version__
 from cudoctor.inputs import InputError
@@ -244,7 +243,7 @@ def _source_args(
 
 def cmd_check(args: argparse.Namespace) -> int:
     from cudoctor.checks import all_checks, run_checks
-    from cudoctor.inputs import build_snapshot
+    from cudoctor.commands import snapshot_for
     from cudoctor.model import Report
     from cudoctor.render import documents, text
 
@@ -256,18 +255,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     bad = [i for i in args.only + args.ignore if i not in known_ids]
     if bad:
         raise InputError(f"unknown check id(s): {', '.join(bad)} (see cudoctor check --list-checks)")
-    if args.from_file:
-        from cudoctor.importers import load_report
-
-        snap = load_report(args.from_file)
-    else:
-        snap = build_snapshot(args.facts, args.snapshot, live=not args.no_live)
-    if args.probe:
-        snap.add(_probe_fact([], 0, 180.0))
-    elif snap.get("probe.results") is None:
-        from cudoctor.model import absent
-
-        snap.add(absent("probe.results", "cudoctor check", "not probed (cudoctor check --probe runs them)"))
+    snap = snapshot_for(args)
     report = Report(snap, run_checks(snap, only=args.only, ignore=args.ignore))
     if args.since:
         from cudoctor.commands import db_path, resolve
@@ -292,36 +280,16 @@ def cmd_check(args: argparse.Namespace) -> int:
     return report.exit_code
 
 
-def _probe_fact(frameworks: list[str], stress: int, timeout: float) -> Any:
-    from cudoctor import probe
-    from cudoctor.model import known
-
-    chosen = frameworks or probe.installed()
-
-    def progress(result: dict[str, Any]) -> None:
-        print(
-            f"probe {result['framework']}: {result['status']} in {result['wall_s']:.1f} s",
-            file=sys.stderr,
-            flush=True,
-        )
-
-    if sys.stderr.isatty():
-        print(f"probing {', '.join(chosen)} (one child process each) ...", file=sys.stderr, flush=True)
-    results = probe.run_all(
-        chosen, timeout=timeout, progress=progress if sys.stderr.isatty() else None, stress=stress
-    )
-    return known("probe.results", results, "cudoctor probe (child processes)")
-
-
 def cmd_probe(args: argparse.Namespace) -> int:
     from cudoctor.checks import run_checks
+    from cudoctor.commands import probe_fact
     from cudoctor.model import Report, Snapshot
     from cudoctor.render import documents, text
 
     if args.stress < 0 or args.timeout <= 0:
         raise InputError("--stress must be >= 0 and --timeout > 0")
     snap = Snapshot(origin="live")
-    snap.add(_probe_fact(args.framework, args.stress, args.timeout))
+    snap.add(probe_fact(args.framework, args.stress, args.timeout))
     report = Report(snap, run_checks(snap, only=["probe-failed", "probe-wrong-result", "probe-slow"]))
     if args.format == "json":
         sys.stdout.write(documents.dumps(documents.report_json(report)))

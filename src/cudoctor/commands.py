@@ -38,6 +38,47 @@ def resolve(ref: str, db: str) -> tuple[str, Snapshot]:
     ) + f" of {entry.created}", snap
 
 
+def probe_fact(frameworks: list[str], stress: int, timeout: float) -> Any:
+    """Run the probes (progress on a terminal) and return them as the `probe.results` fact."""
+    from cudoctor import probe
+    from cudoctor.model import known
+
+    chosen = frameworks or probe.installed()
+
+    def progress(result: dict[str, Any]) -> None:
+        print(
+            f"probe {result['framework']}: {result['status']} in {result['wall_s']:.1f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    if sys.stderr.isatty():
+        print(f"probing {', '.join(chosen)} (one child process each) ...", file=sys.stderr, flush=True)
+    results = probe.run_all(
+        chosen, timeout=timeout, progress=progress if sys.stderr.isatty() else None, stress=stress
+    )
+    return known("probe.results", results, "cudoctor probe (child processes)")
+
+
+def snapshot_for(args: argparse.Namespace) -> Snapshot:
+    """The snapshot `check` and `report` work on: a foreign report, or stated/saved/live facts, plus probes."""
+    if getattr(args, "from_file", None):
+        from cudoctor.importers import load_report
+
+        snap = load_report(args.from_file)
+    else:
+        from cudoctor.inputs import build_snapshot
+
+        snap = build_snapshot(args.facts, args.snapshot, live=not args.no_live)
+    if args.probe:
+        snap.add(probe_fact([], 0, 180.0))
+    elif snap.get("probe.results") is None:
+        from cudoctor.model import absent
+
+        snap.add(absent("probe.results", "cudoctor", "not probed (--probe runs them)"))
+    return snap
+
+
 def build_report(snap: Snapshot) -> Report:
     from cudoctor.checks import run_checks
 
@@ -143,19 +184,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from cudoctor.inputs import build_snapshot
     from cudoctor.render import documents
 
-    if args.from_file:
-        from cudoctor.importers import load_report
-
-        snap = load_report(args.from_file)
-    else:
-        snap = build_snapshot(args.facts, args.snapshot, live=not args.no_live)
-    if args.probe:
-        from cudoctor.cli import _probe_fact
-
-        snap.add(_probe_fact([], 0, 180.0))
+    snap = snapshot_for(args)
     report = build_report(snap)
     shared = report if args.no_redact else redacted(report)
     if args.format == "json":
