@@ -71,6 +71,19 @@ def test_no_gpu_visible_cases() -> None:
     assert outcome("no-gpu-visible", no_driver)[1] == ["no-driver"]
     healthy = stated(A100_CU124, env={"CUDA_VISIBLE_DEVICES": "0"})
     assert outcome("no-gpu-visible", healthy) == ("ok", [])
+    utility_only = stated(
+        {"gpu": "A100"},
+        framework__torch=torch_cuda(),
+        env={"NVIDIA_VISIBLE_DEVICES": "all", "NVIDIA_DRIVER_CAPABILITIES": "utility"},
+    )
+    r = run_check("no-gpu-visible", utility_only)
+    assert finding_ids(r) == ["container-without-gpu-compute"] and "compute" in r.findings[0].title
+    with_compute = stated(
+        A100_CU124, env={"NVIDIA_VISIBLE_DEVICES": "all", "NVIDIA_DRIVER_CAPABILITIES": "compute,utility"}
+    )
+    assert outcome("no-gpu-visible", with_compute) == ("ok", [])
+    no_gpus = stated({"gpu": "A100"}, framework__torch=torch_cuda(), env={"NVIDIA_VISIBLE_DEVICES": "void"})
+    assert outcome("no-gpu-visible", no_gpus)[1] == ["container-without-gpu-compute"]
     assert outcome("no-gpu-visible", stated({}))[0] == "unknown"
 
 

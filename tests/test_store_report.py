@@ -176,7 +176,11 @@ def test_from_real_reports() -> None:
     assert (gpu["cc"], gpu["memory_total_mib"], gpu["memory_free_mib"]) == ("8.9", 8188, 7948)
     xml = load_report(str(REPORTS / "nvidia_smi_q_x_rtx3080ti.xml"))
     g = xml.value("gpu.devices")[0]
-    assert (xml.value("driver.version"), xml.value("driver.cuda_version"), g["cc"]) == ("535.129.03", "12.2", "8.6")
+    assert (xml.value("driver.version"), xml.value("driver.cuda_version"), g["cc"]) == (
+        "535.129.03",
+        "12.2",
+        "8.6",
+    )
     assert (g["memory_total_mib"], g["memory_used_mib"]) == (12288, 352)
     assert [p["pid"] for p in g["processes"]] == [1575, 1933, 16484] and g["processes"][0]["used_mib"] == 220
     conda = load_report(str(REPORTS / "conda_list_tf14_cuda8.txt"))

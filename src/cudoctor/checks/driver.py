@@ -62,6 +62,9 @@ def no_gpu_visible(snap: Snapshot) -> list[Finding]:
     names = ", ".join(view.describe(n, i) for n, i in builds)
     cvd = env.get("CUDA_VISIBLE_DEVICES")
     devices = snap.value("gpu.devices")
+    container = _container_hides_compute(env, names)
+    if container:
+        return [container]
     if cvd is not None and cvd.strip() in ("", "-1", "none", "NoDevFiles"):
         return [
             finding(
@@ -112,6 +115,33 @@ def no_gpu_visible(snap: Snapshot) -> list[Finding]:
             )
         ]
     return []
+
+
+def _container_hides_compute(env: dict[str, str], names: str) -> Finding | None:
+    """nvidia-container-toolkit settings that leave a container without usable GPUs or libcuda."""
+    nvd = env.get("NVIDIA_VISIBLE_DEVICES")
+    caps = env.get("NVIDIA_DRIVER_CAPABILITIES")
+    if nvd is not None and nvd.strip().lower() in ("none", "void", ""):
+        what, fix = (
+            f"NVIDIA_VISIBLE_DEVICES={nvd!r}: the container was started without GPUs",
+            "docker run --gpus all ...  (or NVIDIA_VISIBLE_DEVICES=all)",
+        )
+    elif caps is not None and not ({"compute", "all"} & {c.strip().lower() for c in caps.split(",")}):
+        what, fix = (
+            f"NVIDIA_DRIVER_CAPABILITIES={caps!r} lacks 'compute': nvidia-smi works but libcuda is not mounted",
+            "docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility ...",
+        )
+    else:
+        return None
+    return finding(
+        "container-without-gpu-compute",
+        "no-gpu-visible",
+        Severity.ERROR,
+        f"{what}, so {names} cannot use CUDA",
+        LAYER,
+        evidence=[f"env:NVIDIA_VISIBLE_DEVICES = {nvd!r}", f"env:NVIDIA_DRIVER_CAPABILITIES = {caps!r}"],
+        fix=[fix],
+    )
 
 
 def _bad_indices(cvd: str, count: int) -> list[str]:
