@@ -459,3 +459,17 @@ def test_absent_fact_skips_check() -> None:
     snap.add(absent("gpu.devices", "test", "no driver"))
     assert run_check("gpu-memory-held", snap).outcome == "skipped"
     assert snap.status("gpu.devices") is Status.ABSENT
+
+
+def test_wsl_linux_driver() -> None:
+    bad = {"libcuda.so.1": ["/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib/wsl/lib/libcuda.so.1"]}
+    assert outcome("wsl-linux-driver", stated({"os": "Ubuntu 22.04 (WSL2)"}, loader__ldcache=bad))[1] == [
+        "wsl-linux-driver"
+    ]
+    good = {"libcuda.so.1": ["/usr/lib/wsl/lib/libcuda.so.1"]}
+    assert outcome("wsl-linux-driver", stated({"os": "Ubuntu 22.04 (WSL2)"}, loader__ldcache=good)) == (
+        "ok",
+        [],
+    )
+    assert outcome("wsl-linux-driver", stated({"os": "Ubuntu 22.04"}, loader__ldcache=bad)) == ("ok", [])
+    assert outcome("wsl-linux-driver", stated({}))[0] == "unknown"
