@@ -35,6 +35,7 @@ class NodeReport:
     snapshot: dict[str, Any] | None = None
     error: str = ""
     node_id: str = ""
+    fingerprint: dict[str, str] | None = None  # set when the snapshot was dropped to save memory
 
 
 @dataclasses.dataclass
@@ -104,16 +105,16 @@ def analyse(reports: Iterable[NodeReport]) -> FleetResult:
     by_fp: dict[str, list[tuple[NodeReport, dict[str, str]]]] = {}
     failed = []
     for rep in reports:
-        if rep.status != "ok" or rep.snapshot is None:
+        if rep.status != "ok" or (rep.snapshot is None and rep.fingerprint is None):
             failed.append(rep)
             continue
-        fp = fingerprint(rep.snapshot)
+        fp = rep.fingerprint or fingerprint(rep.snapshot or {})
         by_fp.setdefault(json.dumps(fp, sort_keys=True), []).append((rep, fp))
     ordered = sorted(by_fp.values(), key=lambda members: (-len(members), members[0][0].node))
-    groups = [
-        Group(members[0][1], sorted(m[0].node for m in members), _findings(members[0][0].snapshot or {}))
-        for members in ordered
-    ]
+    groups = []
+    for members in ordered:
+        sample = next(m[0].snapshot for m in members if m[0].snapshot is not None)
+        groups.append(Group(members[0][1], sorted(m[0].node for m in members), _findings(sample)))
     return FleetResult(groups, _outliers(groups), sorted(failed, key=lambda r: r.node))
 
 
@@ -142,7 +143,7 @@ def load_reports(paths: Iterable[str]) -> list[NodeReport]:
     """cudoctor JSON reports from files and directories (*.json).
 
     A node is named by the host name its report records, or by its file name when several
-    reports carry the same host name.
+    reports carry the same host name. Only one snapshot per configuration is kept in memory.
     """
     files: list[str] = []
     for p in paths:
@@ -155,6 +156,7 @@ def load_reports(paths: Iterable[str]) -> list[NodeReport]:
     if not files:
         raise InputError("no *.json reports found")
     reports = []
+    kept: set[str] = set()  # fingerprints whose snapshot is kept: one per configuration
     for f in files:
         name = os.path.splitext(os.path.basename(f))[0]
         try:
@@ -164,7 +166,13 @@ def load_reports(paths: Iterable[str]) -> list[NodeReport]:
             if not isinstance(snap, dict) or not isinstance(snap.get("facts"), dict):
                 raise ValueError("not a cudoctor report")
             host = _value(snap["facts"], "host.name")
-            reports.append(NodeReport(str(host or name), "ok", snap, node_id=name))
+            fp = fingerprint(snap)
+            key = json.dumps(fp, sort_keys=True)
+            keep = key not in kept
+            kept.add(key)
+            reports.append(
+                NodeReport(str(host or name), "ok", snap if keep else None, node_id=name, fingerprint=fp)
+            )
         except (OSError, ValueError) as exc:
             reports.append(NodeReport(name, "failed", None, f"{f}: unreadable report ({exc})", node_id=name))
     seen = collections.Counter(r.node for r in reports)
