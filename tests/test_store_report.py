@@ -62,12 +62,18 @@ def test_automatic_good_records_are_pruned_saved_ones_kept(tmp_path: Path, snaps
     assert store.count(db) == store.KEEP_AUTO + 1 and store.load(db, "mine")[0].id == kept
 
 
+def _saver(snapshot_file: Path, loop: str) -> str:
+    """Python code for a child process that loads the snapshot file and runs `loop` to save it."""
+    return (
+        "import json, sys\nfrom cudoctor import store\nfrom cudoctor.model import Snapshot\n"
+        f"snap = Snapshot.from_json(json.load(open({str(snapshot_file)!r})))\n" + loop
+    )
+
+
 def test_eight_processes_saving_fifty_each(tmp_path: Path, snapshot_file: Path) -> None:
     db = tmp_path / "concurrent.db"
-    code = (
-        "import json, sys\nfrom cudoctor import store\nfrom cudoctor.model import Snapshot\n"
-        f"snap = Snapshot.from_json(json.load(open({str(snapshot_file)!r})))\n"
-        "for i in range(50):\n    store.save(sys.argv[1], snap, label=f'p{sys.argv[2]}-{i}')\n"
+    code = _saver(
+        snapshot_file, "for i in range(50):\n    store.save(sys.argv[1], snap, label=f'p{sys.argv[2]}-{i}')\n"
     )
     procs = [subprocess.Popen([sys.executable, "-c", code, str(db), str(n)]) for n in range(8)]
     assert [p.wait(timeout=300) for p in procs] == [0] * 8
@@ -80,11 +86,10 @@ def test_eight_processes_saving_fifty_each(tmp_path: Path, snapshot_file: Path) 
 
 def test_sigkill_midway_leaves_earlier_snapshots_readable(tmp_path: Path, snapshot_file: Path) -> None:
     db = tmp_path / "killed.db"
-    code = (
-        "import json, sys\nfrom cudoctor import store\nfrom cudoctor.model import Snapshot\n"
-        f"snap = Snapshot.from_json(json.load(open({str(snapshot_file)!r})))\n"
+    code = _saver(
+        snapshot_file,
         "snap.facts['pad'] = snap.facts['env'].__class__('pad', 'x' * 2_000_000)\n"
-        "i = 0\nwhile True:\n    store.save(sys.argv[1], snap, label=str(i)); i += 1\n"
+        "i = 0\nwhile True:\n    store.save(sys.argv[1], snap, label=str(i)); i += 1\n",
     )
     proc = subprocess.Popen([sys.executable, "-c", code, str(db)])
     deadline = time.time() + 60
