@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import pytest
 
@@ -125,3 +127,22 @@ def test_probe_cli_json() -> None:
     assert results[0]["framework"] == "numpy" and results[0]["status"] == "ok"
     text = cudoctor(["probe", "--framework", "numpy", "--stress", "3"]).stdout
     assert "Probes" in text and "float32" in text and "GFLOP/s" in text
+
+
+def test_framework_that_fails_to_import_is_explained(tmp_path: Path) -> None:
+    """The planted fault from PEERS.md: a torch whose import raises OSError for a missing cuDNN."""
+    site = tmp_path / "site" / "torch"
+    site.mkdir(parents=True)
+    (site / "__init__.py").write_text(
+        "raise OSError('libcudnn.so.9: cannot open shared object file: No such file or directory')\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(tmp_path / "site"))
+    r = probe.run_probe("torch", timeout=60, env=env, **FAST)
+    assert r["status"] == "failed" and r["diagnosis"]["cause"] == "cudnn-mismatch"
+    out = cudoctor(["probe", "--framework", "torch", "--format", "json"], env=env)
+    findings = json.loads(out.stdout)["findings"]
+    assert (
+        out.returncode == 1
+        and findings[0]["id"] == "probe-failed-torch"
+        and findings[0]["cause"] == "cudnn-mismatch"
+    )

@@ -110,6 +110,11 @@ def build_parser() -> argparse.ArgumentParser:
     chk.add_argument(
         "--no-record", action="store_true", help="do not record a clean run as the last known good snapshot"
     )
+    chk.add_argument(
+        "--no-redact",
+        action="store_true",
+        help="keep home paths, user and host names, GPU UUIDs in --format markdown",
+    )
 
     snp = sub.add_parser(
         "snapshot", help="save, list and show snapshots of this machine (SQLite, user data dir)"
@@ -266,7 +271,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.format == "json":
         sys.stdout.write(documents.dumps(documents.report_json(report)))
     elif args.format == "markdown":
-        sys.stdout.write(documents.report_markdown(report))
+        from cudoctor.commands import redacted
+
+        sys.stdout.write(documents.report_markdown(report if args.no_redact else redacted(report)))
     else:
         sys.stdout.write(text.render(report, verbose=args.verbose))
         if args.since:

@@ -1,6 +1,6 @@
 """Live GEMM probes, one isolated child per framework, that cannot take the tool down.
 
-Each child (`python -I child.py`, own process group, timeout, killed as a group) imports one
+Each child (`python child.py` run from /, own process group, timeout, killed as a group) imports one
 framework, checks a small product per device and dtype against float64 and times a larger one.
 A crash, a hang, an exception or an out-of-memory becomes a result whose stderr goes through
 explain; an asynchronous CUDA error is re-run once with CUDA_LAUNCH_BLOCKING=1.
@@ -52,8 +52,10 @@ def run_probe(
     child_env = dict(os.environ if env is None else env)
     child_env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     start = time.perf_counter()
+    # Not `-I`: the probe must import what the user's programs import (PYTHONPATH, user site);
+    # the child runs from / so a stray module in the current directory cannot shadow anything.
     res = runner.run(
-        [sys.executable, "-I", "-X", "faulthandler", CHILD, json.dumps(cfg)], timeout=timeout, env=child_env
+        [sys.executable, "-X", "faulthandler", CHILD, json.dumps(cfg)], timeout=timeout, env=child_env
     )
     out = _result(framework, res, time.perf_counter() - start)
     if (
