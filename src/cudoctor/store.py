@@ -39,6 +39,10 @@ class StoreError(Exception):
     """The database cannot be used (corrupt, foreign, newer schema, unreadable)."""
 
 
+class EmptyStore(StoreError):
+    """The file exists but holds no cudoctor table yet (new, or being created right now)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Entry:
     id: int
@@ -109,8 +113,10 @@ def _validate(conn: sqlite3.Connection, path: str, allow_empty: bool) -> None:
     app_id = conn.execute("PRAGMA application_id").fetchone()[0]
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-    if app_id == 0 and tables == 0 and allow_empty:
-        return
+    if app_id == 0 and tables == 0:
+        if allow_empty:
+            return
+        raise EmptyStore(f"{path}: no snapshots saved yet")
     if app_id != APP_ID:
         raise StoreError(f"{path} is not a cudoctor snapshot database (application id {app_id:#x})")
     if version > DB_SCHEMA:
@@ -182,17 +188,21 @@ def _now() -> str:
 
 
 def entries(path: str, limit: int = 50) -> list[Entry]:
-    with connect(path, create=False) as conn:
-        rows = conn.execute(
-            "SELECT id, created, label, host, good, findings, errors FROM snapshots ORDER BY id DESC LIMIT ?",
-            (limit,),
-        ).fetchall()
+    try:
+        with connect(path, create=False) as conn:
+            query = "SELECT id, created, label, host, good, findings, errors FROM snapshots ORDER BY id DESC LIMIT ?"
+            rows = conn.execute(query, (limit,)).fetchall()
+    except EmptyStore:
+        return []
     return [Entry(r[0], r[1], r[2], r[3], bool(r[4]), r[5], r[6]) for r in rows]
 
 
 def count(path: str) -> int:
-    with connect(path, create=False) as conn:
-        return int(conn.execute("SELECT COUNT(*) FROM snapshots").fetchone()[0])
+    try:
+        with connect(path, create=False) as conn:
+            return int(conn.execute("SELECT COUNT(*) FROM snapshots").fetchone()[0])
+    except EmptyStore:
+        return 0
 
 
 def load(path: str, ref: str) -> tuple[Entry, Snapshot]:

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from cudoctor import knowledge, versions
 from cudoctor.model import Snapshot
 
 FRAMEWORKS = ("torch", "tensorflow", "jax", "cupy")
-CUDA_LIB = re.compile(
-    r"^lib(cudart|cublas|cublasLt|cudnn\w*|nccl|nvJitLink|cufft|cusparse|cusolver|curand|nvrtc|cupti)\.so"
-)
+CUDA_LIB = knowledge.CUDA_LIB
 LABEL = {"torch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX", "cupy": "CuPy"}
 
 

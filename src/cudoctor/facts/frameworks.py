@@ -15,15 +15,12 @@ from typing import Any
 
 from cudoctor import versions
 from cudoctor.facts import buildinfo
+from cudoctor.facts.elf import ElfError, read_elf
 from cudoctor.facts.fatbin import fatbin_archs, sm_list
 from cudoctor.facts.loader import Loader, needed_closure
 from cudoctor.facts.packages import Dist, find_package_dir
+from cudoctor.knowledge import CUDA_LIB, RUNTIME_LIB
 from cudoctor.model import Fact, absent, failed, known
-
-CUDA_LIB = re.compile(
-    r"^lib(cudart|cublas|cublasLt|cudnn|nccl|nvJitLink|cufft|cusparse|cusolver|curand|nvrtc|cupti)\.so"
-)
-RUNTIME_LIB = re.compile(r"^lib(gomp|iomp5|omp)\.so")  # OpenMP runtimes a framework links to
 
 
 def cuda_lib_names(cuda: str | None, cudnn: str | None) -> list[str]:
@@ -67,8 +64,6 @@ def _libs_report(
     missing = [{"name": n, "needed_by": os.path.relpath(by, site)} for n, by in closure.missing]
     anchor = next((s for s in starts if os.path.exists(s)), None)
     if anchor is not None:
-        from cudoctor.facts.elf import ElfError, read_elf
-
         try:
             info = read_elf(anchor)
             for name in extra_names:

@@ -20,6 +20,12 @@ else:  # pragma: no cover
 
 HERE = os.path.dirname(__file__)
 
+# Library names: the CUDA libraries frameworks load, and the OpenMP runtimes they link to.
+CUDA_LIB = re.compile(
+    r"^lib(cudart|cublas|cublasLt|cudnn\w*|nccl|nvJitLink|cufft|cusparse|cusolver|curand|nvrtc|cupti)\.so"
+)
+RUNTIME_LIB = re.compile(r"^lib(gomp|iomp5|omp)\.so")
+
 
 @functools.cache
 def table(name: str) -> dict[str, Any]:
