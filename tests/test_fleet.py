@@ -54,10 +54,10 @@ def test_a_node_that_dies_during_the_run_is_reported(cluster: tuple[Any, Any]) -
     c, odd = cluster
     box: dict[str, Any] = {}
     runner = threading.Thread(
-        target=lambda: box.setdefault("reports", ray_runner.run(c.address, timeout=60, delay_s=4.0))
+        target=lambda: box.setdefault("reports", ray_runner.run(c.address, timeout=60, delay_s=6.0))
     )
     runner.start()
-    time.sleep(2.5)
+    time.sleep(3.0)  # tasks are placed and sleeping (delay 6 s) when the node goes away
     c.remove_node(odd)
     runner.join(timeout=120)
     reports = {r.node_id: r for r in box["reports"]}
