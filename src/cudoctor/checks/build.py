@@ -80,34 +80,32 @@ def _arch_finding(
         support = knowledge.arch_support(cc, archs)
         listed = " ".join(archs)
         rng = knowledge.toolkit_cc_range(str(info["cuda"]))
-        if support == "sass" and rng is not None and cc > rng[1]:
+        beyond = rng is not None and cc > rng[1]  # the GPU is newer than the build's CUDA knows
+        evidence = [f"arch list ({where}): {listed}"]
+        if rng is not None:
+            evidence.append(f"CUDA {info['cuda']} targets up to sm_{rng[1][0]}{rng[1][1]}")
+        if support == "sass" and beyond and rng is not None:
             return finding(
                 "arch-newer-than-build-cuda",
                 "arch-unsupported",
                 Severity.ERROR,
                 f"{gname} is newer than CUDA {info['cuda']} (which knows up to {versions.cc_str(rng[1])}): {view.describe(name, info)} runs older-arch kernels on it, but its cuBLAS/cuDNN predate this GPU",
                 LAYER,
-                evidence=[
-                    f"arch list ({where}): {listed}",
-                    f"CUDA {info['cuda']} targets up to sm_{rng[1][0]}{rng[1][1]}",
-                ],
+                evidence=evidence,
                 fix=[_arch_fix(name, cc)],
                 confidence="likely",
                 subject=name,
             )
         if support == "sass":
             return None
-        if support == "ptx" and rng is not None and cc > rng[1]:
+        if support == "ptx" and beyond and rng is not None:
             return finding(
                 "arch-unsupported",
                 "arch-unsupported",
                 Severity.ERROR,
                 f"{gname} is newer than anything CUDA {info['cuda']} knows (up to {versions.cc_str(rng[1])}): {view.describe(name, info)} only has PTX for it, and its cuBLAS/cuDNN have no kernels for this GPU",
                 LAYER,
-                evidence=[
-                    f"arch list ({where}): {listed}",
-                    f"CUDA {info['cuda']} targets up to sm_{rng[1][0]}{rng[1][1]}",
-                ],
+                evidence=evidence,
                 fix=[_arch_fix(name, cc)],
                 subject=name,
             )
