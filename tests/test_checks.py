@@ -55,6 +55,17 @@ def test_driver_too_old_silent_with_minor_version_compatibility() -> None:
     assert outcome("driver-too-old", stated(A100_CU124)) == ("ok", [])
 
 
+def test_driver_given_as_a_bare_branch_is_compared_by_branch() -> None:
+    # "nvidia-410" may be any 410.x: too old only when the whole branch is older than the floor
+    cu100 = {"framework_version": "torch 1.0.0+cu100"}  # floor 410.48
+    assert outcome("driver-too-old", stated({"driver": "410", **cu100})) == ("ok", [])
+    assert outcome("driver-too-old", stated({"driver": "396", **cu100})) == ("findings", ["driver-too-old"])
+    assert outcome("driver-too-old", stated({"driver": "410.10", **cu100})) == (
+        "findings",
+        ["driver-too-old"],
+    )
+
+
 def test_driver_too_old_unknown_without_driver_fact() -> None:
     assert outcome("driver-too-old", stated({"framework_version": "torch 2.5.1+cu124"}))[0] == "unknown"
 

@@ -21,8 +21,7 @@ def driver_too_old(snap: Snapshot) -> list[Finding]:
         if dv is None or floor is None:
             continue
         need, rule = floor
-        need_v = versions.parse(need)
-        if need_v is None or versions.at_least(dv, need_v):
+        if not _driver_below(dv, versions.parse(need)):
             continue
         supported = driver_cuda or knowledge.max_cuda_for_driver(driver) or "?"
         mm = versions.major_minor(str(info["cuda"])) or (0, 0)
@@ -41,6 +40,16 @@ def driver_too_old(snap: Snapshot) -> list[Finding]:
             )
         )
     return out
+
+
+def _driver_below(driver: versions.Version | None, need: versions.Version | None) -> bool:
+    """True only when the driver is surely older than `need`; a bare branch ("410") is
+    compared by branch, since any 410.x may be the one installed."""
+    if driver is None or need is None:
+        return False
+    if len(driver) == 1:
+        return driver[0] < need[0]
+    return not versions.at_least(driver, need)
 
 
 def _downgrade_hint(name: str, driver_cuda: str, built: versions.Version) -> str:
@@ -209,8 +218,7 @@ def toolkit_newer_than_driver(snap: Snapshot) -> list[Finding]:
     out = _ptx_newer_than_driver(snap)
     for tk in snap.value("cuda.toolkits") or []:
         floor = knowledge.driver_floor(str(tk.get("version") or ""))
-        need_v = versions.parse(floor[0]) if floor else None
-        if dv is None or floor is None or need_v is None or versions.at_least(dv, need_v):
+        if floor is None or not _driver_below(dv, versions.parse(floor[0])):
             continue
         out.append(
             finding(
