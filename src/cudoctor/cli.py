@@ -37,7 +37,7 @@ EPILOG_EXPLAIN = textwrap.dedent("""\
 
 
 EPILOG_PROBE = textwrap.dedent("""\
-    Each framework runs in its own child process (python -I, own process group, timeout): a
+    Each framework runs in its own child process (started from /, own process group, timeout): a
     crash, a hang or an out-of-memory becomes a result, explained like a log, and the others
     still run. Results are checked against float64 (per-dtype tolerances) and throughput is
     compared with the GPU's datasheet peak.

@@ -1,6 +1,6 @@
 """The probe child: imports one framework, runs GEMMs per device and dtype, prints one JSON line.
 
-Run as a script (`python -I child.py CONFIG_JSON`), never imported by cudoctor itself. It must
+Run as a script (`python -X faulthandler child.py CONFIG_JSON`, cwd /), never imported by cudoctor. It must
 not import cudoctor: it may run in another interpreter. Every check compares against a float64
 product of the same inputs computed with numpy; timing uses CUDA events on GPUs.
 """
