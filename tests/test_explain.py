@@ -231,3 +231,28 @@ def test_corpus_accuracy_bar(corpus: str, top1_bar: float) -> None:
     )
     summary = dict(kv.split("=") for kv in out.stdout.strip().splitlines()[-1].split())
     assert float(summary["top1"]) >= top1_bar and float(summary["top3"]) >= 0.95, out.stdout
+
+
+# Recorded on this project's CPU machine (jax 0.10.2) by bench/gpu_record.py: jax.devices('gpu')
+JAX_NO_GPU_BACKEND = """\
+  File "/work/main/.venv/lib/python3.11/site-packages/jax/_src/xla_bridge.py", line 954, in _get_backend_uncached
+    platform = canonicalize_platform(platform)
+               ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/work/main/.venv/lib/python3.11/site-packages/jax/_src/xla_bridge.py", line 758, in canonicalize_platform
+    raise RuntimeError(f"Unknown backend: '{platform}' requested, but no "
+RuntimeError: Unknown backend: 'gpu' requested, but no platforms that are instances of gpu are present. Platforms present are: cpu
+"""
+
+
+def test_generic_fixes_keep_only_the_framework_the_log_names(tmp_path: Path) -> None:
+    log = tmp_path / "jax.log"
+    log.write_text(JAX_NO_GPU_BACKEND)
+    doc = json.loads(cudoctor(["explain", str(log), "--no-live", "--format", "json"]).stdout)
+    top = doc["causes"][0]
+    assert top["id"] == "cpu-only-build"
+    assert any(f.startswith("JAX:") for f in top["fix"])
+    assert not any(f.startswith(("PyTorch:", "TensorFlow")) for f in top["fix"])
+    # without a framework named, every framework's fix stays
+    log.write_text(JAX_NO_GPU_BACKEND.splitlines()[-1] + "\n")
+    doc = json.loads(cudoctor(["explain", str(log), "--no-live", "--format", "json"]).stdout)
+    assert any(f.startswith("PyTorch:") for f in doc["causes"][0]["fix"])

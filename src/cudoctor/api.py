@@ -72,11 +72,12 @@ def explain(
 
     text = exc_or_text if isinstance(exc_or_text, str) else exception_text(exc_or_text)
     result = scan.scan(io.BytesIO(text.encode("utf-8", "replace")))
-    snap = from_stated(facts or {}, guess_framework(result))
+    framework = guess_framework(result)
+    snap = from_stated(facts or {}, framework)
     if live:
         from cudoctor.facts import collect_live
 
         snap = snap.merged_with(collect_live())
     exp = rank.explain(result, snap, other=str((facts or {}).get("other", "")))
-    doc = to_json(exp)
+    doc = to_json(exp, framework)
     return Diagnosis(doc["root"], doc["causes"], exp.root is not None)

@@ -78,7 +78,7 @@ def _other_text(facts_path: str | None) -> str:
     return str(data.get("other", "")) if isinstance(data, dict) else ""
 
 
-def to_json(exp: rank.Explanation) -> dict[str, Any]:
+def to_json(exp: rank.Explanation, framework: str | None = None) -> dict[str, Any]:
     root: dict[str, Any] | None = None
     if exp.root is not None:
         root = {
@@ -92,7 +92,7 @@ def to_json(exp: rank.Explanation) -> dict[str, Any]:
     return {
         "schema": 1,
         "root": root,
-        "causes": [rank.cause_json(exp.causes, i) for i in range(min(5, len(exp.causes)))],
+        "causes": [rank.cause_json(exp.causes, i, framework) for i in range(min(5, len(exp.causes)))],
         "matches": [
             {"line": m.line, "signature": m.sig.id, "text": m.text[:500], "captures": m.captures}
             for m in exp.matches[:200]
@@ -151,7 +151,7 @@ def run_explain(args: argparse.Namespace) -> int:
     hint = guess_framework(result)
     snap: Snapshot = build_snapshot(args.facts, args.snapshot, live=not args.no_live, framework_hint=hint)
     exp = rank.explain(result, snap, other=_other_text(args.facts))
-    doc = to_json(exp)
+    doc = to_json(exp, hint)
     if args.format == "json":
         sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
     elif args.format == "markdown":

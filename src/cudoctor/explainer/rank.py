@@ -203,13 +203,29 @@ def confidence(causes: list[RankedCause], i: int) -> float:
     return round(min(0.99, causes[i].score / (top + 0.3) * (1.0 if i == 0 else 0.9)), 2)
 
 
-def cause_json(causes: list[RankedCause], i: int) -> dict[str, Any]:
+FIX_PREFIX = re.compile(r"^(PyTorch|TensorFlow|JAX|CuPy)\b[^:]*:")
+FIX_FRAMEWORK = {"PyTorch": "torch", "TensorFlow": "tensorflow", "JAX": "jax", "CuPy": "cupy"}
+
+
+def for_framework(fixes: list[str], framework: str | None) -> list[str]:
+    """Drop the generic fixes written for other frameworks ("PyTorch: ...") when the log names one."""
+    if framework is None:
+        return fixes
+    kept = []
+    for fix in fixes:
+        m = FIX_PREFIX.match(fix)
+        if m is None or FIX_FRAMEWORK[m.group(1)] == framework:
+            kept.append(fix)
+    return kept or fixes
+
+
+def cause_json(causes: list[RankedCause], i: int, framework: str | None = None) -> dict[str, Any]:
     rc = causes[i]
     text = knowledge.cause(rc.id)
     fixes: list[str] = []
     for f in rc.findings:
         fixes += [s for s in f.fix if s not in fixes]
-    fixes += [s for s in text["fix"] if s not in fixes]
+    fixes += [s for s in for_framework(text["fix"], framework) if s not in fixes]
     title = rc.findings[0].title if rc.findings else text["title"]
     evidence = rc.evidence[:5] + [f"fact: {f.title}" for f in rc.findings] + rc.reasons
     return {
