@@ -256,3 +256,16 @@ def test_generic_fixes_keep_only_the_framework_the_log_names(tmp_path: Path) -> 
     log.write_text(JAX_NO_GPU_BACKEND.splitlines()[-1] + "\n")
     doc = json.loads(cudoctor(["explain", str(log), "--no-live", "--format", "json"]).stdout)
     assert any(f.startswith("PyTorch:") for f in doc["causes"][0]["fix"])
+
+
+def test_a_fix_naming_several_frameworks_is_kept_for_each() -> None:
+    from cudoctor.explainer.rank import for_framework
+
+    fixes = [
+        "TensorFlow: export TF_FORCE_GPU_ALLOW_GROWTH=true; JAX: export XLA_PYTHON_CLIENT_PREALLOCATE=false",
+        "PyTorch: set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+        "Reduce the batch size",
+    ]
+    assert for_framework(fixes, "jax") == [fixes[0], fixes[2]]
+    assert for_framework(fixes, "torch") == fixes[1:]
+    assert for_framework(fixes, None) == fixes

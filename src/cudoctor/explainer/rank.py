@@ -203,7 +203,7 @@ def confidence(causes: list[RankedCause], i: int) -> float:
     return round(min(0.99, causes[i].score / (top + 0.3) * (1.0 if i == 0 else 0.9)), 2)
 
 
-FIX_PREFIX = re.compile(r"^(PyTorch|TensorFlow|JAX|CuPy)\b[^:]*:")
+FIX_LABEL = re.compile(r"(?:^|;\s*)(PyTorch|TensorFlow|JAX|CuPy)\b[^:;]*:")
 FIX_FRAMEWORK = {"PyTorch": "torch", "TensorFlow": "tensorflow", "JAX": "jax", "CuPy": "cupy"}
 
 
@@ -213,8 +213,8 @@ def for_framework(fixes: list[str], framework: str | None) -> list[str]:
         return fixes
     kept = []
     for fix in fixes:
-        m = FIX_PREFIX.match(fix)
-        if m is None or FIX_FRAMEWORK[m.group(1)] == framework:
+        labels = {FIX_FRAMEWORK[label] for label in FIX_LABEL.findall(fix)}
+        if not labels or framework in labels:
             kept.append(fix)
     return kept or fixes
 
