@@ -269,3 +269,23 @@ def test_a_fix_naming_several_frameworks_is_kept_for_each() -> None:
     assert for_framework(fixes, "jax") == [fixes[0], fixes[2]]
     assert for_framework(fixes, "torch") == fixes[1:]
     assert for_framework(fixes, None) == fixes
+
+
+PTX_222 = "ERROR: CUDA error: the provided PTX was compiled with an unsupported toolchain., line 148, file cuda_memtest.cu\n"
+XLA_PTXAS = "The NVIDIA driver's CUDA version is 11.2 which is older than the ptxas CUDA version (11.3.109). Because the driver is older than the ptxas version, XLA is disabling parallel compilation\n"
+OLD_DRIVER_NEW_TOOLKIT = {"driver": "460.80", "system_cuda": "11.3"}
+
+
+def test_a_broken_contract_confirms_both_sides_and_the_log_picks_one() -> None:
+    """Toolkit 11.3 vs driver 460 (CUDA 11.2): error 222 blames the driver, XLA's ptxas notice the ptxas."""
+    exp = explain_text(PTX_222, OLD_DRIVER_NEW_TOOLKIT)
+    assert top(exp)[:2] == ["driver-too-old", "toolchain-not-found"]
+    assert any("newer than the CUDA 11.2" in r for r in exp.causes[0].reasons)
+    assert top(explain_text(XLA_PTXAS, OLD_DRIVER_NEW_TOOLKIT))[0] == "toolchain-not-found"
+
+
+def test_the_other_side_of_a_contract_needs_the_fact() -> None:
+    """Without the driver fact, error 222 falls back to the signature's priors alone."""
+    exp = explain_text(PTX_222, {"system_cuda": "11.3"})
+    assert top(exp)[0] == "driver-too-old"
+    assert not any(r.startswith("fact:") for c in exp.causes for r in c.reasons)

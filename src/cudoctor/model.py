@@ -154,6 +154,7 @@ class Finding:
     references: tuple[str, ...] = ()
     confidence: str = "certain"
     subject: str = ""  # the framework a finding is about, when it is about one
+    also: tuple[str, ...] = ()  # other taxonomy ids the same fact supports (a contract has two sides)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -168,6 +169,7 @@ class Finding:
             "references": list(self.references),
             "confidence": self.confidence,
             "subject": self.subject,
+            "also": list(self.also),
         }
 
 

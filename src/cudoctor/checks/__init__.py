@@ -66,6 +66,7 @@ def finding(
     fix: Iterable[str] = (),
     confidence: str = "certain",
     subject: str = "",
+    also: Iterable[str] = (),
 ) -> Finding:
     """A Finding whose explanation, generic fix steps and references come from causes.toml."""
     text = knowledge.cause(cause)
@@ -82,6 +83,7 @@ def finding(
         references=tuple(text["references"]),
         confidence=confidence,
         subject=subject,
+        also=tuple(also),
     )
 
 

@@ -264,6 +264,7 @@ def _ptx_newer_than_driver(snap: Snapshot) -> list[Finding]:
                 fix=[
                     f"Use a ptxas no newer than CUDA {versions.fmt(driver_cuda)} (e.g. pip install 'nvidia-cuda-nvcc-cu{driver_cuda[0]}=={driver_cuda[0]}.{driver_cuda[1]}.*') or upgrade the driver"
                 ],
+                also=["driver-too-old"],
             )
         )
     return out

@@ -169,6 +169,7 @@ def context_rules(
 
 def fact_scores(ranked: dict[str, RankedCause], findings: list[Finding], permitted: set[str]) -> None:
     for f in findings:
+        _other_side(ranked, f, permitted)
         if permitted:
             amount = (
                 CONFIRM
@@ -180,6 +181,15 @@ def fact_scores(ranked: dict[str, RankedCause], findings: list[Finding], permitt
         rc = ranked.setdefault(f.cause, RankedCause(f.cause, 0.0))
         rc.score += amount
         rc.findings.append(f)
+
+
+def _other_side(ranked: dict[str, RankedCause], f: Finding, permitted: set[str]) -> None:
+    """A broken contract has two sides: the fact confirms each other cause it names that the log allows."""
+    if f.severity is Severity.INFO:
+        return
+    for cause in f.also:
+        if cause in permitted and cause != f.cause:
+            _bump(ranked, cause, CONFIRM, f"fact: {f.title}")
 
 
 def explain(scan: ScanResult, snap: Snapshot, other: str = "") -> Explanation:
