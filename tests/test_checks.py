@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from cudoctor.facts import host
 from cudoctor.model import Snapshot, Status, absent
 from tests.conftest import finding_ids, run_check, stated
 
@@ -359,6 +361,28 @@ def test_env_path_missing_suggests_installed_toolkit() -> None:
     )
     assert outcome("env-path-missing", healthy) == ("ok", [])
     assert outcome("env-path-missing", stated({}))[0] == "unknown"
+
+
+def test_cuda_home_written_like_a_path_list_is_named_so(tmp_path: Path) -> None:
+    """Real layout: two real toolkit dirs joined by ':' (mmdetection#944, detectron2#540, #1991)."""
+    for name in ("cuda-12.4", "cuda"):
+        (tmp_path / name).mkdir()
+    value = f"{tmp_path / 'cuda-12.4'}:{tmp_path / 'cuda'}"
+    paths = host.path_entries({"CUDA_HOME": value, "PATH": value})
+    assert [e["exists"] for e in paths["PATH"]] == [True, True]
+    assert len(paths["CUDA_HOME"]) == 1 and paths["CUDA_HOME"][0]["exists"] is False
+    root = str(tmp_path / "cuda")
+    snap = stated({}, env__paths=paths, cuda__toolkits=[{"root": root, "realpath": root, "version": "12.4"}])
+    r = run_check("env-path-missing", snap)
+    assert finding_ids(r) == ["env-cuda-home-path-list"]
+    assert r.findings[0].fix[0] == f"export CUDA_HOME={root}"
+    assert f"'{value}/bin/nvcc'" in r.findings[0].title
+    leading = host.path_entries({"CUDA_HOME": f":{root}"})
+    assert finding_ids(run_check("env-path-missing", stated({}, env__paths=leading))) == [
+        "env-cuda-home-path-list"
+    ]
+    one = host.path_entries({"CUDA_HOME": root})
+    assert outcome("env-path-missing", stated({}, env__paths=one)) == ("ok", [])
 
 
 def test_cuda_home_not_path_toolkit_and_path_order() -> None:

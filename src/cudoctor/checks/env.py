@@ -35,6 +35,9 @@ def env_path_missing(snap: Snapshot) -> list[Finding]:
                 continue
             if e.get("exists") and e.get("readable", True):
                 continue
+            if single and e.get("parts"):
+                out.append(_path_list_finding(var, path, [str(p) for p in e["parts"]], roots))
+                continue
             problem = "does not exist" if not e.get("exists") else "cannot be read by this user"
             hint = _closest(path, roots)
             fix = [f"export {var}={hint}" if single and hint else f"Remove {path} from {var}"]
@@ -53,6 +56,24 @@ def env_path_missing(snap: Snapshot) -> list[Finding]:
                 )
             )
     return out
+
+
+def _path_list_finding(var: str, value: str, parts: list[str], roots: list[str]) -> Finding:
+    """CUDA_HOME="/usr/local/cuda-12.4:$CUDA_HOME": one directory written like a PATH list."""
+    named = [p for p in parts if p]
+    best = next((p for p in named if p.rstrip("/") in roots), named[0] if named else None)
+    return finding(
+        f"env-{var.lower().replace('_', '-')}-path-list",
+        "env-path-misconfig",
+        Severity.ERROR,
+        f"{var} is written like a PATH list ({value}): it must name one directory, and tools that build {var}/bin/nvcc get '{value}/bin/nvcc', which does not exist",
+        LAYER,
+        evidence=[f"env:{var} = {value}"] + [f"toolkit found at {r}" for r in roots[:3]],
+        fix=[
+            f"export {var}={best}" if best else f"unset {var}",
+            f"Fix the line in ~/.bashrc that sets {var} (e.g. export {var}=/usr/local/cuda, not export {var}=/usr/local/cuda:${var})",
+        ],
+    )
 
 
 def _closest(path: str, roots: list[str]) -> str | None:

@@ -69,24 +69,30 @@ def relevant_env(env: Mapping[str, str]) -> dict[str, str]:
     return {k: env[k] for k in ENV_VARS if k in env}
 
 
+LIST_VARS = ("LD_LIBRARY_PATH", "PATH")
+
+
+def _dir_entry(path: str) -> dict[str, Any]:
+    return {"path": path, "exists": os.path.isdir(path), "readable": os.access(path, os.R_OK | os.X_OK)}
+
+
 def path_entries(env: Mapping[str, str]) -> dict[str, list[dict[str, Any]]]:
-    """Each directory named by a path-like variable, and whether it exists and can be listed."""
+    """Each directory named by a path-like variable, and whether it exists and can be listed.
+
+    PATH and LD_LIBRARY_PATH are lists. CUDA_HOME and the like name one directory: tools build
+    CUDA_HOME + "/bin/nvcc" from the whole value, so a value written like a list
+    ("/usr/local/cuda:$CUDA_HOME") is one entry that does not exist, with its parts kept."""
     out: dict[str, list[dict[str, Any]]] = {}
     for var in PATH_VARS:
         if var not in env:
             continue
-        entries = []
-        for entry in env[var].split(os.pathsep):
-            if not entry:
-                continue
-            entries.append(
-                {
-                    "path": entry,
-                    "exists": os.path.isdir(entry),
-                    "readable": os.access(entry, os.R_OK | os.X_OK),
-                }
-            )
-        out[var] = entries
+        if var in LIST_VARS:
+            out[var] = [_dir_entry(entry) for entry in env[var].split(os.pathsep) if entry]
+            continue
+        entry = _dir_entry(env[var])
+        if os.pathsep in env[var] and not entry["exists"]:
+            entry["parts"] = env[var].split(os.pathsep)
+        out[var] = [entry]
     return out
 
 
