@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from cudoctor.facts import host
+from cudoctor.facts import host, loader
 from cudoctor.model import Snapshot, Status, absent
 from tests.conftest import finding_ids, run_check, stated
 
@@ -508,3 +508,31 @@ def test_wsl_linux_driver() -> None:
     )
     assert outcome("wsl-linux-driver", stated({"os": "Ubuntu 22.04"}, loader__ldcache=bad)) == ("ok", [])
     assert outcome("wsl-linux-driver", stated({}))[0] == "unknown"
+
+
+# `ldconfig -p | grep libcuda` inside WSL2, as posted in microsoft/WSL#8587 (libcuda.so missing from the cache)
+WSL_8587_LDCONFIG = """\
+\tlibcudart.so.11.0 (libc6,x86-64) => /usr/local/cuda/targets/x86_64-linux/lib/libcudart.so.11.0
+\tlibcudart.so (libc6,x86-64) => /usr/local/cuda/targets/x86_64-linux/lib/libcudart.so
+\tlibcuda.so.1 (libc6,x86-64) => /usr/lib/wsl/lib/libcuda.so.1
+"""
+
+
+def test_wsl_libcuda_not_found() -> None:
+    wsl = {"os": "Ubuntu 22.04 (WSL2)"}
+    cache = loader.parse_ldconfig(WSL_8587_LDCONFIG)
+    r = run_check("wsl-libcuda-not-found", stated(wsl, loader__ldcache=cache))
+    assert finding_ids(r) == ["wsl-libcuda-not-found"] and r.findings[0].severity.value == "warning"
+    assert "libcuda.so: cannot open shared object file" in r.findings[0].title
+    assert r.findings[0].fix[0].startswith("export LD_LIBRARY_PATH=/usr/lib/wsl/lib:")
+    none = run_check("wsl-libcuda-not-found", stated(wsl, loader__ldcache={}))
+    assert none.findings[0].severity.value == "error"
+    on_path = {"LD_LIBRARY_PATH": [{"path": "/usr/lib/wsl/lib/", "exists": True, "readable": True}]}
+    assert outcome("wsl-libcuda-not-found", stated(wsl, loader__ldcache=cache, env__paths=on_path)) == (
+        "ok",
+        [],
+    )
+    full = dict(cache, **{"libcuda.so": ["/usr/lib/wsl/lib/libcuda.so"]})
+    assert outcome("wsl-libcuda-not-found", stated(wsl, loader__ldcache=full)) == ("ok", [])
+    assert outcome("wsl-libcuda-not-found", stated({"os": "Ubuntu 22.04"}, loader__ldcache={})) == ("ok", [])
+    assert outcome("wsl-libcuda-not-found", stated(wsl))[0] == "unknown"

@@ -289,3 +289,17 @@ def test_the_other_side_of_a_contract_needs_the_fact() -> None:
     exp = explain_text(PTX_222, {"system_cuda": "11.3"})
     assert top(exp)[0] == "driver-too-old"
     assert not any(r.startswith("fact:") for c in exp.causes for r in c.reasons)
+
+
+WSL_LIBCUDA = "Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: cannot open shared object file: No such file or directory\nAborted\n"
+
+
+def test_libcuda_missing_on_wsl_points_at_the_wsl_loader_path() -> None:
+    """nougat#105/#115: the Windows driver's libcuda sits in /usr/lib/wsl/lib; elsewhere no driver is the likelier cause."""
+    wsl = explain_text(WSL_LIBCUDA, {"os": "Ubuntu 22.04 on WSL2"})
+    assert top(wsl)[0] == "env-path-misconfig"
+    doc = rank.cause_json(wsl.causes, 0)
+    assert doc["fix"][0].startswith("export LD_LIBRARY_PATH=/usr/lib/wsl/lib")
+    native = explain_text(WSL_LIBCUDA, {"os": "Ubuntu 22.04"})
+    assert top(native)[0] == "no-gpu-visible" and "env-path-misconfig" not in top(native)[:1]
+    assert top(explain_text(WSL_LIBCUDA, {}))[0] == "no-gpu-visible"

@@ -295,28 +295,3 @@ def driver_userspace_mismatch(snap: Snapshot) -> list[Finding]:
             ],
         )
     ]
-
-
-@check("wsl-linux-driver", "multiple-toolkits", LAYER, requires=("host.wsl", "loader.ldcache"))
-def wsl_linux_driver(snap: Snapshot) -> list[Finding]:
-    """Inside WSL2 a Linux driver's libcuda is installed and can shadow the Windows driver's /usr/lib/wsl/lib copy."""
-    if not snap.value("host.wsl"):
-        return []
-    cache = snap.value("loader.ldcache") or {}
-    foreign = [p for p in cache.get("libcuda.so.1", []) if not p.startswith("/usr/lib/wsl/")]
-    if not foreign:
-        return []
-    return [
-        finding(
-            "wsl-linux-driver",
-            "multiple-toolkits",
-            Severity.ERROR,
-            f"A Linux NVIDIA driver library is installed inside WSL ({foreign[0]}); WSL must use the Windows driver's /usr/lib/wsl/lib/libcuda.so.1",
-            LAYER,
-            evidence=[f"ld.so cache: libcuda.so.1 => {p}" for p in cache.get("libcuda.so.1", [])],
-            fix=[
-                "sudo apt-get remove --purge 'nvidia-driver-*' 'libnvidia-compute-*'  (never install a Linux driver inside WSL)",
-                "sudo ldconfig",
-            ],
-        )
-    ]

@@ -31,6 +31,7 @@ class RankedCause:
     evidence: list[str] = dataclasses.field(default_factory=list)
     findings: list[Finding] = dataclasses.field(default_factory=list)
     reasons: list[str] = dataclasses.field(default_factory=list)
+    fixes: list[str] = dataclasses.field(default_factory=list)  # steps a rule found for this log
 
 
 @dataclasses.dataclass
@@ -87,10 +88,14 @@ def log_scores(matches: list[Match], root: Match | None) -> dict[str, RankedCaus
     return ranked
 
 
-def _bump(ranked: dict[str, RankedCause], cause: str, amount: float, reason: str) -> None:
+def _bump(
+    ranked: dict[str, RankedCause], cause: str, amount: float, reason: str, fix: str | None = None
+) -> None:
     rc = ranked.setdefault(cause, RankedCause(cause, 0.0))
     rc.score += amount
     rc.reasons.append(reason)
+    if fix and fix not in rc.fixes:
+        rc.fixes.append(fix)
 
 
 def _numbers_product(text: str) -> int:
@@ -162,6 +167,16 @@ def context_rules(
             0.6,
             "the log shows a CUDA library directory on the loader path next to a version conflict",
         )
+    if snap.value("host.wsl") and any(
+        re.match(r"libcuda\.so", (m.captures.get("lib") or "").lower()) for m in matches
+    ):
+        _bump(
+            ranked,
+            "env-path-misconfig",
+            CONFIRM,
+            "on WSL the driver's libcuda is the Windows driver's copy in /usr/lib/wsl/lib, which the loader must be told about",
+            "export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH  (and sudo ldconfig; conda environments often drop it)",
+        )
     for name, info in view.frameworks(snap):
         if PRE_RELEASE.search(str(info.get("version") or "")):
             _bump(ranked, "library-bug", 0.15, f"{view.describe(name, info)} is a pre-release build")
@@ -232,7 +247,7 @@ def for_framework(fixes: list[str], framework: str | None) -> list[str]:
 def cause_json(causes: list[RankedCause], i: int, framework: str | None = None) -> dict[str, Any]:
     rc = causes[i]
     text = knowledge.cause(rc.id)
-    fixes: list[str] = []
+    fixes: list[str] = list(rc.fixes)
     for f in rc.findings:
         fixes += [s for s in f.fix if s not in fixes]
     fixes += [s for s in for_framework(text["fix"], framework) if s not in fixes]
