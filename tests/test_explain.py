@@ -303,3 +303,29 @@ def test_libcuda_missing_on_wsl_points_at_the_wsl_loader_path() -> None:
     native = explain_text(WSL_LIBCUDA, {"os": "Ubuntu 22.04"})
     assert top(native)[0] == "no-gpu-visible" and "env-path-misconfig" not in top(native)[:1]
     assert top(explain_text(WSL_LIBCUDA, {}))[0] == "no-gpu-visible"
+
+
+@pytest.mark.parametrize(
+    ("line", "home"),
+    [
+        (
+            "unable to execute '/usr/local/cuda-10.0:/usr/local/cuda-10.0:/bin/nvcc': No such file or directory",
+            "/usr/local/cuda-10.0",
+        ),
+        ("/bin/sh: 1: :/usr/local/cuda/bin/nvcc: not found", "/usr/local/cuda"),
+        (
+            "unable to execute ':/usr/local/cuda-10.0/bin/bin/nvcc': No such file or directory",
+            "/usr/local/cuda-10.0",
+        ),
+        (
+            "error: [Errno 2] No such file or directory: '/usr/local/cuda-11.8:/bin/nvcc'",
+            "/usr/local/cuda-11.8",
+        ),
+    ],
+)
+def test_cuda_home_written_as_a_list_gets_the_directory_it_meant(line: str, home: str) -> None:
+    """Real lines from mmdetection#944/#1756, detectron2#1991 and GroundingDINO#165."""
+    exp = explain_text(line + "\n")
+    assert top(exp)[0] == "env-path-misconfig"
+    assert rank.cause_json(exp.causes, 0)["fix"][0].startswith(f"export CUDA_HOME={home}  (")
+    assert top(explain_text("/bin/sh: 1: nvcc: not found\n"))[0] == "toolchain-not-found"

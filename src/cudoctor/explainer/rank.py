@@ -112,6 +112,7 @@ def _numbers_product(text: str) -> int:
 def capture_rules(ranked: dict[str, RankedCause], matches: list[Match], snap: Snapshot, other: str) -> None:
     """General rules on values the log captured, checked against the facts."""
     gpus = view.gpus(snap)
+    seen_lists: set[str] = set()
     for m in matches:
         caps = m.captures
         dims = [int(caps[k]) for k in ("m", "n", "k") if caps.get(k, "").isdigit()]
@@ -140,6 +141,9 @@ def capture_rules(ranked: dict[str, RankedCause], matches: list[Match], snap: Sn
                 0.0,
                 f"the driver supports CUDA {found} (found version {caps['driver_cuda_int']})",
             )
+        if caps.get("home_list") and caps["home_list"] not in seen_lists:
+            seen_lists.add(caps["home_list"])
+            _path_list_rule(ranked, m.line, caps["home_list"])
     text = " ".join(m.text for m in matches) + " " + other
     if _numbers_product(text) >= INT32:
         _bump(
@@ -148,6 +152,21 @@ def capture_rules(ranked: dict[str, RankedCause], matches: list[Match], snap: Sn
             0.5,
             "a tensor with more than 2^31 elements: kernels with 32-bit index math overflow",
         )
+
+
+def _path_list_rule(ranked: dict[str, RankedCause], line: int, tool_path: str) -> None:
+    """'/usr/local/cuda-10.0:$CUDA_HOME/bin/nvcc': the directory a PATH-list-shaped CUDA_HOME meant."""
+    home = re.sub(r"/(?:bin/)?nvcc$", "", tool_path)
+    parts = [re.sub(r"(?:/bin)+/?$", "", p) for p in home.split(":") if p.strip("/")]
+    _bump(
+        ranked,
+        "env-path-misconfig",
+        0.0,
+        f"line {line}: the compiler path was built from CUDA_HOME={home!r}, which is several paths joined by ':'",
+        f"export CUDA_HOME={parts[0]}  (one directory; fix the line in ~/.bashrc that appends to CUDA_HOME)"
+        if parts
+        else None,
+    )
 
 
 def context_rules(
