@@ -536,3 +536,18 @@ def test_wsl_libcuda_not_found() -> None:
     assert outcome("wsl-libcuda-not-found", stated(wsl, loader__ldcache=full)) == ("ok", [])
     assert outcome("wsl-libcuda-not-found", stated({"os": "Ubuntu 22.04"}, loader__ldcache={})) == ("ok", [])
     assert outcome("wsl-libcuda-not-found", stated(wsl))[0] == "unknown"
+
+
+def test_torch_extension_toolkit_from_stated_facts() -> None:
+    """A report: 'torch 2.1.0+cu118, system CUDA 12.1' (the only toolkit known is the stated one)."""
+    r = run_check(
+        "torch-extension-toolkit", stated({"framework_version": "2.1.0+cu118", "system_cuda": "12.1"})
+    )
+    assert finding_ids(r) == ["torch-extension-toolkit"]
+    assert "the stated system CUDA" in r.findings[0].title and "whl/cu121" in r.findings[0].fix[1]
+    same = stated({"framework_version": "2.1.0+cu121", "system_cuda": "12.4"})
+    assert outcome("torch-extension-toolkit", same) == ("ok", [])
+    assert outcome(
+        "torch-extension-toolkit", stated({"framework_version": "2.1.0+cpu", "system_cuda": "12.1"})
+    ) == ("ok", [])
+    assert outcome("torch-extension-toolkit", stated({"framework_version": "2.1.0+cu118"}))[0] == "unknown"

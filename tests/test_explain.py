@@ -329,3 +329,17 @@ def test_cuda_home_written_as_a_list_gets_the_directory_it_meant(line: str, home
     assert top(exp)[0] == "env-path-misconfig"
     assert rank.cause_json(exp.causes, 0)["fix"][0].startswith(f"export CUDA_HOME={home}  (")
     assert top(explain_text("/bin/sh: 1: nvcc: not found\n"))[0] == "toolchain-not-found"
+
+
+def test_a_precise_signature_replaces_the_generic_one_on_its_line_only() -> None:
+    """detectron2#1991: ':/usr/local/cuda/bin/nvcc: not found' is a CUDA_HOME list, not a missing nvcc."""
+    exp = explain_text("/bin/sh: 1: :/usr/local/cuda/bin/nvcc: not found\n/bin/sh: 1: nvcc: not found\n")
+    sigs = [(m.line, m.sig.id) for m in exp.matches]
+    assert (1, "env-path-misconfig/cuda-home-path-list") in sigs
+    assert (1, "toolchain-not-found/cuda-home-not-set") not in sigs
+    assert (2, "toolchain-not-found/cuda-home-not-set") in sigs
+    facts = {"framework_version": "PyTorch 1.6.0", "system_cuda": "9.2"}  # a true but later problem
+    assert (
+        top(explain_text("/bin/sh: 1: :/usr/local/cuda/bin/nvcc: not found\n", facts))[0]
+        == "env-path-misconfig"
+    )

@@ -12,6 +12,7 @@ import pytest
 from cudoctor.checks import run_checks
 from cudoctor.facts import collect_live, packages
 from cudoctor.facts.toolkits import follow_wrapper
+from cudoctor.model import Finding, known
 from tests.conftest import needs_nvcc
 
 
@@ -70,3 +71,27 @@ def test_two_toolkits_wrong_one_first_and_misspelled_cuda_home(
     assert str(old / "bin" / "ptxas") in results["ptxas-older-first-on-path"].title
     missing = results["env-cuda-home-missing"]
     assert missing.fix[0] == f"export CUDA_HOME={cuda13}"
+
+
+@needs_nvcc
+def test_torch_extensions_would_build_with_another_cuda_major(tmp_path: Path) -> None:
+    """The real CUDA 13 toolkit as CUDA_HOME next to a torch cu128 build (stated: its wheel is gigabytes)."""
+    root = os.path.dirname(os.path.dirname(follow_wrapper(shutil.which("nvcc") or "")))
+    torch_cu128 = {"version": "2.8.0+cu128", "build": "cuda", "cuda": "12.8"}
+
+    def findings(env: dict[str, str]) -> list[Finding]:
+        snap = collect_live(env=env, sys_path=[str(tmp_path)])
+        snap.add(known("framework.torch", torch_cu128, "stated"))
+        return [f for r in run_checks(snap) for f in r.findings if f.id == "torch-extension-toolkit"]
+
+    [f] = findings({"PATH": "/usr/bin:/bin", "CUDA_HOME": root})
+    assert (
+        f"CUDA_HOME={root}" in f.title
+        and "mismatches the version that was used to compile PyTorch (12.8)" in f.title
+    )
+    assert f.fix[0].startswith("Install a CUDA 12.x toolkit") and "whl/cu130" in f.fix[1]
+    assert f.also == ("multiple-toolkits",)
+    [g] = findings({"PATH": f"{root}/bin:/usr/bin:/bin"})
+    assert f"nvcc on PATH: {root}/bin/nvcc" in g.title
+    torch_cu128["cuda"] = "13.0"
+    assert findings({"PATH": "/usr/bin:/bin", "CUDA_HOME": root}) == []

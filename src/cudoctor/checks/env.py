@@ -5,7 +5,6 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from typing import Any
 
 from cudoctor import versions
 from cudoctor.checks import check, finding, view
@@ -89,14 +88,6 @@ def _closest(path: str, roots: list[str]) -> str | None:
     return hit[0] if hit else None
 
 
-def _toolkit_for(path: str, snap: Snapshot) -> dict[str, Any] | None:
-    real = os.path.realpath(path) if os.path.isabs(path) else path
-    for tk in snap.value("cuda.toolkits") or []:
-        if real in (tk.get("realpath"), tk.get("root")) or real.startswith(str(tk.get("realpath")) + "/"):
-            return dict(tk)
-    return None
-
-
 @check(
     "cuda-home-not-path-toolkit", "multiple-toolkits", LAYER, requires=("cuda.path_tools", "cuda.toolkits")
 )
@@ -104,12 +95,12 @@ def cuda_home_not_path_toolkit(snap: Snapshot) -> list[Finding]:
     """CUDA_HOME / CUDA_PATH and the nvcc first on PATH belong to different toolkit versions."""
     env = view.env(snap)
     nvcc = ((snap.value("cuda.path_tools") or {}).get("nvcc") or {}).get("resolved")
-    path_tk = _toolkit_for(os.path.dirname(os.path.dirname(nvcc)), snap) if nvcc else None
+    path_tk = view.toolkit_at(os.path.dirname(os.path.dirname(nvcc)), snap) if nvcc else None
     out = []
     for var in ("CUDA_HOME", "CUDA_PATH"):
         if not env.get(var) or path_tk is None:
             continue
-        home_tk = _toolkit_for(env[var], snap)
+        home_tk = view.toolkit_at(env[var], snap)
         if home_tk is None or home_tk.get("realpath") == path_tk.get("realpath"):
             continue
         hv, pv = versions.major_minor(home_tk.get("version")), versions.major_minor(path_tk.get("version"))
@@ -139,7 +130,7 @@ def toolkits_shadow_on_path(snap: Snapshot) -> list[Finding]:
     out = []
     for tool in ("ptxas", "nvcc"):
         hits = (tools.get(tool) or {}).get("all") or []
-        tks = [_toolkit_for(os.path.dirname(os.path.dirname(os.path.realpath(h))), snap) for h in hits]
+        tks = [view.toolkit_at(os.path.dirname(os.path.dirname(os.path.realpath(h))), snap) for h in hits]
         vers = [(h, versions.parse((t or {}).get("version"))) for h, t in zip(hits, tks, strict=False)]
         vers = [(h, v) for h, v in vers if v]
         if len(vers) < 2:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from cudoctor import versions
+from cudoctor import knowledge, versions
 from cudoctor.checks import check, finding, view
 from cudoctor.model import Finding, Severity, Snapshot
 
@@ -173,3 +173,66 @@ def ptxas_broken(snap: Snapshot) -> list[Finding]:
             )
         )
     return out
+
+
+def _extension_toolkit(snap: Snapshot) -> tuple[dict[str, Any] | None, str]:
+    """The toolkit torch.utils.cpp_extension builds with: CUDA_HOME, CUDA_PATH, nvcc on PATH, /usr/local/cuda."""
+    env = view.env(snap)
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if env.get(var):
+            return view.toolkit_at(env[var], snap), f"{var}={env[var]}"
+    nvcc = ((snap.value("cuda.path_tools") or {}).get("nvcc") or {}).get("resolved")
+    if nvcc:
+        return view.toolkit_at(os.path.dirname(os.path.dirname(nvcc)), snap), f"nvcc on PATH: {nvcc}"
+    default = view.toolkit_at("/usr/local/cuda", snap)
+    if default:
+        return default, "/usr/local/cuda"
+    stated = [tk for tk in snap.value("cuda.toolkits") or [] if tk.get("stated")]
+    return (stated[0], "the stated system CUDA") if len(stated) == 1 else (None, "")
+
+
+def _extension_fixes(snap: Snapshot, tv: tuple[int, ...], bv: tuple[int, ...]) -> list[str]:
+    same_major = [
+        tk
+        for tk in snap.value("cuda.toolkits") or []
+        if not tk.get("stated") and (versions.major_minor(str(tk.get("version") or "")) or (0,))[0] == bv[0]
+    ]
+    fixes = [
+        f"export CUDA_HOME={same_major[0].get('root')}"
+        if same_major
+        else f"Install a CUDA {bv[0]}.x toolkit (e.g. pip install 'nvidia-cuda-nvcc-cu{bv[0]}') and point CUDA_HOME at it"
+    ]
+    variant = f"cu{tv[0]}{tv[1]}"
+    if knowledge.torch_variant_exists(variant):
+        fixes.append(
+            f"or install the torch build for CUDA {versions.fmt(tv)}: pip install torch --index-url https://download.pytorch.org/whl/{variant}"
+        )
+    return fixes
+
+
+@check("torch-extension-toolkit", "toolchain-not-found", LAYER, requires=("cuda.toolkits",))
+def torch_extension_toolkit(snap: Snapshot) -> list[Finding]:
+    """torch C++/CUDA extensions would build with a toolkit of another CUDA major than torch's (cpp_extension refuses)."""
+    torch = dict(view.cuda_frameworks(snap)).get("torch")
+    tk, how = _extension_toolkit(snap)
+    if torch is None or tk is None:
+        return []
+    tv, bv = versions.major_minor(str(tk.get("version") or "")), versions.major_minor(str(torch["cuda"]))
+    if tv is None or bv is None or tv[0] == bv[0]:
+        return []
+    return [
+        finding(
+            "torch-extension-toolkit",
+            "toolchain-not-found",
+            Severity.WARNING,
+            f"torch C++/CUDA extensions would build with CUDA {tk.get('version')} ({how}) but {view.describe('torch', torch)} was built with CUDA {torch['cuda']}: the build stops with 'The detected CUDA version ({versions.fmt(tv)}) mismatches the version that was used to compile PyTorch ({versions.fmt(bv)})'",
+            LAYER,
+            evidence=[
+                f"extension toolkit: {tk.get('root')} (CUDA {tk.get('version')}, from {how})",
+                f"torch built with CUDA {torch['cuda']}",
+            ],
+            fix=_extension_fixes(snap, tv, bv),
+            subject="torch",
+            also=["multiple-toolkits"],
+        )
+    ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from cudoctor import knowledge, versions
@@ -64,3 +65,12 @@ def framework_archs(name: str, info: dict[str, Any]) -> tuple[list[str] | None, 
         if hit:
             return hit[0], f"official {variant} wheels ({hit[1]['source']})"
     return None, ""
+
+
+def toolkit_at(path: str, snap: Snapshot) -> dict[str, Any] | None:
+    """The known toolkit a directory (or a path inside it) belongs to."""
+    real = os.path.realpath(path) if os.path.isabs(path) else path
+    for tk in snap.value("cuda.toolkits") or []:
+        if real in (tk.get("realpath"), tk.get("root")) or real.startswith(str(tk.get("realpath")) + "/"):
+            return dict(tk)
+    return None

@@ -226,8 +226,14 @@ def _other_side(ranked: dict[str, RankedCause], f: Finding, permitted: set[str])
             _bump(ranked, cause, CONFIRM, f"fact: {f.title}")
 
 
+def drop_refined(matches: list[Match]) -> list[Match]:
+    """Where a precise signature and the generic one it refines match the same line, keep the precise one."""
+    refined = {(m.line, r) for m in matches for r in m.sig.refines}
+    return [m for m in matches if (m.line, m.sig.id) not in refined]
+
+
 def explain(scan: ScanResult, snap: Snapshot, other: str = "") -> Explanation:
-    matches = sorted(scan.matches, key=lambda m: m.line)
+    matches = drop_refined(sorted(scan.matches, key=lambda m: m.line))
     root = pick_root(matches)
     ranked = log_scores(matches, root)
     permitted = {c for m in matches for c in _weights(m)}

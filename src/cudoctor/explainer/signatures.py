@@ -19,6 +19,7 @@ class Signature:
     examples: tuple[str, ...]
     counter_examples: tuple[str, ...]
     source: str
+    refines: tuple[str, ...] = ()  # less precise signatures this one replaces on the same line
 
     @property
     def primary(self) -> str:
@@ -38,6 +39,7 @@ def load() -> tuple[Signature, ...]:
             examples=tuple(row.get("examples", ())),
             counter_examples=tuple(row.get("counter_examples", ())),
             source=row.get("source", ""),
+            refines=tuple(row.get("refines", ())),
         )
         for row in rows
     )
@@ -58,7 +60,9 @@ def validate() -> list[str]:
     problems: list[str] = []
     causes = set(knowledge.causes())
     seen: set[str] = set()
+    ids = {sig.id for sig in load()}
     for sig in load():
+        problems += [f"{sig.id}: refines unknown signature {r}" for r in sig.refines if r not in ids]
         if sig.id in seen:
             problems.append(f"{sig.id}: duplicate id")
         seen.add(sig.id)

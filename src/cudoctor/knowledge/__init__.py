@@ -127,6 +127,11 @@ def torch_archs(version: str, variant: str) -> tuple[list[str], dict[str, Any]] 
     return None
 
 
+def torch_variant_exists(variant: str) -> bool:
+    """Whether any official torch release shipped wheels for this CUDA variant ('cu128')."""
+    return any(variant in row["variants"] for row in table("torch")["release"])
+
+
 def torch_default_variant(version: str) -> str | None:
     """The CUDA variant `pip install torch==version` gave: the PyPI default, else the newest cuXXX."""
     mm = versions.major_minor(version)
