@@ -94,7 +94,7 @@ def _closest(path: str, roots: list[str]) -> str | None:
 def cuda_home_not_path_toolkit(snap: Snapshot) -> list[Finding]:
     """CUDA_HOME / CUDA_PATH and the nvcc first on PATH belong to different toolkit versions."""
     env = view.env(snap)
-    nvcc = ((snap.value("cuda.path_tools") or {}).get("nvcc") or {}).get("resolved")
+    nvcc = view.path_tool(snap, "nvcc")
     path_tk = view.toolkit_at(os.path.dirname(os.path.dirname(nvcc)), snap) if nvcc else None
     out = []
     for var in ("CUDA_HOME", "CUDA_PATH"):

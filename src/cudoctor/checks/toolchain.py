@@ -19,8 +19,7 @@ def _xla_builds(snap: Snapshot) -> list[tuple[str, dict[str, Any]]]:
 
 def _path_ptxas(snap: Snapshot) -> tuple[str | None, versions.Version | None]:
     """The ptxas a shell finds first on PATH, and its version (from the toolkit that owns it)."""
-    tools = snap.value("cuda.path_tools") or {}
-    first = (tools.get("ptxas") or {}).get("resolved")
+    first = view.path_tool(snap, "ptxas")
     if not first:
         return None, None
     for tk in snap.value("cuda.toolkits") or []:
@@ -181,7 +180,7 @@ def _extension_toolkit(snap: Snapshot) -> tuple[dict[str, Any] | None, str]:
     for var in ("CUDA_HOME", "CUDA_PATH"):
         if env.get(var):
             return view.toolkit_at(env[var], snap), f"{var}={env[var]}"
-    nvcc = ((snap.value("cuda.path_tools") or {}).get("nvcc") or {}).get("resolved")
+    nvcc = view.path_tool(snap, "nvcc")
     if nvcc:
         return view.toolkit_at(os.path.dirname(os.path.dirname(nvcc)), snap), f"nvcc on PATH: {nvcc}"
     default = view.toolkit_at("/usr/local/cuda", snap)

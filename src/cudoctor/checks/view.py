@@ -74,3 +74,8 @@ def toolkit_at(path: str, snap: Snapshot) -> dict[str, Any] | None:
         if real in (tk.get("realpath"), tk.get("root")) or real.startswith(str(tk.get("realpath")) + "/"):
             return dict(tk)
     return None
+
+
+def path_tool(snap: Snapshot, tool: str) -> str | None:
+    """The resolved path of the first `tool` (nvcc, ptxas) a shell finds on PATH."""
+    return ((snap.value("cuda.path_tools") or {}).get(tool) or {}).get("resolved")
