@@ -447,6 +447,38 @@ def test_gpu_memory_errors() -> None:
     assert outcome("gpu-memory-errors", stated({}))[0] == "unknown"
 
 
+REPORTS = Path(__file__).parent / "fixtures" / "reports"
+
+
+def test_gpu_compute_mode_on_real_nvidia_smi_reports() -> None:
+    from cudoctor.importers import load_report
+
+    # A T4 in Exclusive_Process whose one process is the MPS server: the intended setup, silent.
+    t4 = load_report(str(REPORTS / "nvidia_smi_q_t4_exclusive_mps.txt"))
+    assert outcome("gpu-compute-mode", t4) == ("ok", [])
+    # Default mode with three graphics processes (nvidia-smi -q -x): silent.
+    rtx = load_report(str(REPORTS / "nvidia_smi_q_x_rtx3080ti.xml"))
+    assert outcome("gpu-compute-mode", rtx) == ("ok", [])
+    # The same T4 with a training process in place of the MPS server: nobody else gets a context.
+    gpu = dict(t4.value("gpu.devices")[0], processes=[{"pid": 4242, "name": "python", "type": "C"}])
+    r = run_check("gpu-compute-mode", stated({}, gpu__devices=[gpu]))
+    assert finding_ids(r) == ["gpu-compute-mode"] and r.findings[0].severity.value == "warning"
+    assert "busy or unavailable" in r.findings[0].title and "pid 4242 (python)" in r.findings[0].title
+    assert r.findings[0].fix[0].startswith("sudo nvidia-smi -i 0 -c DEFAULT")
+
+
+def test_gpu_compute_mode_prohibited_and_missing_facts() -> None:
+    prohibited = dict(GPU_BUSY, compute_mode="Prohibited", processes=[])
+    r = run_check("gpu-compute-mode", stated({}, gpu__devices=[prohibited]))
+    assert finding_ids(r) == ["gpu-compute-mode"] and r.findings[0].severity.value == "error"
+    assert r.findings[0].cause == "no-gpu-visible"
+    idle_exclusive = dict(GPU_BUSY, compute_mode="Exclusive_Process", processes=[])
+    assert outcome("gpu-compute-mode", stated({}, gpu__devices=[idle_exclusive])) == ("ok", [])
+    # A snapshot recorded before compute mode was collected: unknown, not a silent pass.
+    assert outcome("gpu-compute-mode", stated({}, gpu__devices=[GPU_BUSY]))[0] == "unknown"
+    assert outcome("gpu-compute-mode", stated({}))[0] == "unknown"
+
+
 # ---------------------------------------------------------------- CPU
 def test_duplicate_openmp() -> None:
     libs = [

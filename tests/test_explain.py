@@ -343,3 +343,27 @@ def test_a_precise_signature_replaces_the_generic_one_on_its_line_only() -> None
         top(explain_text("/bin/sh: 1: :/usr/local/cuda/bin/nvcc: not found\n", facts))[0]
         == "env-path-misconfig"
     )
+
+
+def test_explain_reads_another_machines_nvidia_smi_report_as_its_facts(tmp_path: Path) -> None:
+    """`--snapshot` takes an nvidia-smi -q report: a GPU in Exclusive_Process held by another
+    process turns 'busy or unavailable' into that GPU, that process and the command that frees it."""
+    log = tmp_path / "busy.log"
+    log.write_text("RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable\n")
+    real = Path(ROOT) / "tests" / "fixtures" / "reports" / "nvidia_smi_q_t4_exclusive_mps.txt"
+    held = tmp_path / "t4_held_by_python.txt"  # the real report, its MPS server swapped for a job
+    held.write_text(real.read_text().replace("nvidia-cuda-mps-server", "python"))
+
+    def causes(report: Path) -> list[dict]:
+        out = cudoctor(["explain", str(log), "--snapshot", str(report), "--no-live", "--format", "json"])
+        assert out.returncode == 1, out.stderr
+        return json.loads(out.stdout)["causes"]
+
+    first = causes(held)[0]
+    assert first["id"] == "no-gpu-visible"
+    assert any("Exclusive_Process" in e and "pid 25384 (python)" in e for e in first["evidence"])
+    assert first["fix"][0].startswith("sudo nvidia-smi -i 0 -c DEFAULT")
+    # Under MPS the same mode is the intended setup: no compute-mode evidence, no such fix.
+    mps = causes(real)[0]
+    assert not any("Exclusive_Process" in e for e in mps["evidence"])
+    assert not any("-c DEFAULT" in f for f in mps["fix"])

@@ -188,6 +188,15 @@ def test_from_real_reports() -> None:
     )
     assert (g["memory_total_mib"], g["memory_used_mib"]) == (12288, 352)
     assert [p["pid"] for p in g["processes"]] == [1575, 1933, 16484] and g["processes"][0]["used_mib"] == 220
+    assert (g["compute_mode"], g["processes"][0]["type"], g["processes"][0]["name"]) == (
+        "Default",
+        "G",
+        "/usr/lib/xorg/Xorg",
+    )
+    t4 = load_report(str(REPORTS / "nvidia_smi_q_t4_exclusive_mps.txt")).value("gpu.devices")[0]
+    assert t4["compute_mode"] == "Exclusive_Process" and t4["processes"] == [
+        {"pid": 25384, "used_mib": 26, "name": "nvidia-cuda-mps-server", "type": "C"}
+    ]
     conda = load_report(str(REPORTS / "conda_list_tf14_cuda8.txt"))
     assert conda.value("cuda.toolkits")[0]["version"] == "8.0" and conda.value("cudnn.versions") == ["6.0"]
     assert (

@@ -240,7 +240,7 @@ def _source_args(
     p.add_argument(
         "--snapshot",
         metavar="FILE",
-        help="use a saved snapshot (or a `cudoctor check --format json` document)",
+        help="use a saved snapshot, a `cudoctor check --format json` document, or another machine's report (nvidia-smi -q text/XML, collect_env, pip list, conda list)",
     )
     p.add_argument("--no-live", action="store_true", help="do not mix in this machine's facts")
     p.add_argument("--format", choices=formats, default=default, help=f"output format (default: {default})")

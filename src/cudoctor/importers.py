@@ -196,6 +196,8 @@ def from_nvsmi_text(text: str) -> Snapshot:
             get("Used", "FB Memory Usage"),
             get("Free", "FB Memory Usage"),
         )
+        rec["compute_mode"] = get("Compute Mode")
+        rec["processes"] = _text_processes(block)
         unc = get("Uncorrectable Error", "Remapped Rows")
         rec["remapped_rows"] = [0, int(unc), 0, 0] if unc and unc.isdigit() else None
         gpus.append(rec)
@@ -203,6 +205,27 @@ def from_nvsmi_text(text: str) -> Snapshot:
         raise InputError("nvidia-smi -q text without a driver version or any GPU: truncated?")
     snap.add(known("gpu.devices", gpus, "nvidia-smi -q"))
     return snap
+
+
+def _text_processes(block: str) -> list[dict[str, Any]]:
+    """The 'Processes' section of one GPU in `nvidia-smi -q`: Process ID, Type, Name, Used GPU Memory."""
+    m = re.search(r"^\s*Processes\s*$\n((?:^\s{8,}.*\n?)+)", block, re.M)
+    if not m:
+        return []
+    out = []
+    for entry in re.split(r"^\s*Process ID\s*:", m.group(1), flags=re.M)[1:]:
+        pid, _, rest = entry.partition("\n")
+        fields = dict(re.findall(r"^\s*(Type|Name|Used GPU Memory)\s*:\s*(.+?)\s*$", rest, re.M))
+        if pid.strip().isdigit():
+            out.append(
+                {
+                    "pid": int(pid),
+                    "used_mib": _mib(fields.get("Used GPU Memory")),
+                    "name": fields.get("Name"),
+                    "type": fields.get("Type"),
+                }
+            )
+    return out
 
 
 def from_nvsmi_xml(text: str) -> Snapshot:
@@ -228,9 +251,15 @@ def from_nvsmi_xml(text: str) -> Snapshot:
             g.findtext("fb_memory_usage/free"),
         )
         rec["processes"] = [
-            {"pid": int(p.findtext("pid") or 0), "used_mib": _mib(p.findtext("used_memory"))}
+            {
+                "pid": int(p.findtext("pid") or 0),
+                "used_mib": _mib(p.findtext("used_memory")),
+                "name": (p.findtext("process_name") or "").strip() or None,
+                "type": (p.findtext("type") or "").strip() or None,
+            }
             for p in g.findall("processes/process_info")
         ]
+        rec["compute_mode"] = (g.findtext("compute_mode") or "").strip() or None
         gpus.append(rec)
     snap.add(known("gpu.devices", gpus, "nvidia-smi -q -x"))
     return snap

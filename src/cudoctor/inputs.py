@@ -49,6 +49,12 @@ def load_stated(path: str, framework_hint: str | None = None) -> Snapshot:
 
 
 def load_snapshot(path: str) -> Snapshot:
+    """A saved snapshot, a `cudoctor check --format json` document, or any report that
+    `check --from` reads (collect_env, nvidia-smi -q text or XML, pip list, conda list)."""
+    if not _starts_like_json(path):
+        from cudoctor.importers import load_report
+
+        return load_report(path)
     data = read_json_file(path, "snapshot")
     if isinstance(data, dict) and isinstance(data.get("snapshot"), dict):
         data = data["snapshot"]  # a whole `cudoctor check --format json` document
@@ -56,6 +62,16 @@ def load_snapshot(path: str) -> Snapshot:
         return Snapshot.from_json(data)
     except ValueError as exc:
         raise InputError(f"{path}: {exc}") from None
+
+
+def _starts_like_json(path: str) -> bool:
+    """True unless the file is readable and its first character is not '{' (errors are left to the reader)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(256).lstrip()
+    except OSError:
+        return True
+    return not head or head.startswith(b"{")
 
 
 def build_snapshot(

@@ -2,7 +2,8 @@
 
 The engine, not the check, handles missing facts: a required fact that is absent skips the
 check (it does not apply), one that is unknown or failed makes the result `unknown`, and a
-check that raises becomes `crashed` while the others still run.
+check that raises becomes `crashed` while the others still run. A check that finds the fact
+it needs lacks the one field it reads raises `FactMissing`, which also makes it `unknown`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ class Check:
 
 
 REGISTRY: list[Check] = []
+
+
+class FactMissing(Exception):
+    """Raised by a check whose required fact is known but lacks the part it reads."""
 
 
 FRAMEWORK_FACTS = ("framework.torch", "framework.tensorflow", "framework.jax", "framework.cupy")
@@ -125,6 +130,8 @@ def run_one(chk: Check, snap: Snapshot) -> CheckResult:
             )
     try:
         found = chk.fn(snap)
+    except FactMissing as exc:
+        return CheckResult(chk.id, "unknown", detail=f"facts not available: {exc}")
     except Exception as exc:  # a check bug must not take the run down
         return CheckResult(
             chk.id, "crashed", detail=f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=4)}"

@@ -1,8 +1,12 @@
-"""GPU memory and health: memory held by other processes, preallocation, ECC / row remapping."""
+"""Sharing a GPU and its health: memory held by other processes, preallocation, compute mode,
+ECC / row remapping."""
 
 from __future__ import annotations
 
-from cudoctor.checks import check, finding, view
+import os
+from typing import Any
+
+from cudoctor.checks import FactMissing, check, finding, view
 from cudoctor.model import Finding, Severity, Snapshot
 
 LAYER = "GPU & driver"
@@ -99,3 +103,56 @@ def gpu_memory_errors(snap: Snapshot) -> list[Finding]:
             )
         )
     return out
+
+
+EXCLUSIVE_MODES = ("Exclusive_Process", "Exclusive_Thread")
+MPS_SERVER = "nvidia-cuda-mps-server"
+
+
+@check("gpu-compute-mode", "no-gpu-visible", LAYER, requires=("gpu.devices",))
+def gpu_compute_mode(snap: Snapshot) -> list[Finding]:
+    """A GPU's compute mode refuses this process a context: Prohibited, or Exclusive_Process
+    while another process holds the GPU (CUDA says 'busy or unavailable')."""
+    gpus = view.gpus(snap)
+    if gpus and not any(g.get("compute_mode") for g in gpus):
+        raise FactMissing("the GPU records carry no compute mode (recorded without it)")
+    out = []
+    for g in gpus:
+        mode = g.get("compute_mode")
+        # graphics processes (type G) hold no CUDA context
+        holders = [p for p in g.get("processes") or [] if p.get("type") != "G"]
+        through_mps = any(_program(p) == MPS_SERVER for p in holders)
+        if mode == "Prohibited":
+            out.append(_compute_mode_finding(g, Severity.ERROR, "no process can create a CUDA context on it"))
+        elif mode in EXCLUSIVE_MODES and holders and not through_mps:
+            who = ", ".join(_process_label(p) for p in holders[:3])
+            text = f"one process at a time may use it, and {who} already does: any other process gets 'CUDA-capable device(s) is/are busy or unavailable'"
+            out.append(_compute_mode_finding(g, Severity.WARNING, text))
+    return out
+
+
+def _program(proc: dict[str, Any]) -> str:
+    """'nvidia-cuda-mps-server' from '/usr/bin/nvidia-cuda-mps-server' (nvidia-smi) or the comm name (NVML)."""
+    name = (proc.get("name") or "").split(" ")[0]
+    return os.path.basename(name)
+
+
+def _process_label(proc: dict[str, Any]) -> str:
+    return f"pid {proc.get('pid')}" + (f" ({proc['name']})" if proc.get("name") else "")
+
+
+def _compute_mode_finding(gpu: dict[str, Any], severity: Severity, consequence: str) -> Finding:
+    index, mode = gpu.get("index", "?"), gpu.get("compute_mode")
+    return finding(
+        "gpu-compute-mode",
+        "no-gpu-visible",
+        severity,
+        f"GPU {index} ({gpu.get('name')}) is in compute mode {mode}: {consequence}",
+        LAYER,
+        evidence=[f"gpu {index}: compute_mode = {mode}"]
+        + [f"pid {p.get('pid')}: {p.get('name') or '?'}" for p in gpu.get("processes") or []],
+        fix=[
+            f"sudo nvidia-smi -i {index} -c DEFAULT  (lets several processes share the GPU; resets to Default at reboot on Linux)",
+            "Or run on another GPU (CUDA_VISIBLE_DEVICES), or share this one through MPS (nvidia-cuda-mps-control -d)",
+        ],
+    )

@@ -47,6 +47,13 @@ if N is not None:
                 return fn(*a)
             except N.NVMLError as exc:
                 return {"nvml_error": str(exc)}
+        def comm(pid):
+            try:
+                with open("/proc/%d/comm" % pid) as f:
+                    return f.read().strip()
+            except OSError:
+                return None
+        modes = {0: "Default", 1: "Exclusive_Thread", 2: "Prohibited", 3: "Exclusive_Process"}
         nv = {"driver": s(N.nvmlSystemGetDriverVersion()), "cuda": N.nvmlSystemGetCudaDriverVersion(), "gpus": []}
         for i in range(N.nvmlDeviceGetCount()):
             h = N.nvmlDeviceGetHandleByIndex(i)
@@ -57,7 +64,9 @@ if N is not None:
             cc = call(N.nvmlDeviceGetCudaComputeCapability, h)
             g["cc"] = "%d.%d" % tuple(cc) if isinstance(cc, tuple) else None
             procs = call(N.nvmlDeviceGetComputeRunningProcesses, h)
-            g["processes"] = [{"pid": p.pid, "used_mib": (p.usedGpuMemory or 0) // 2**20} for p in procs] if isinstance(procs, list) else []
+            g["processes"] = [{"pid": p.pid, "used_mib": (p.usedGpuMemory or 0) // 2**20, "name": comm(p.pid)} for p in procs] if isinstance(procs, list) else []
+            mode = call(N.nvmlDeviceGetComputeMode, h)
+            g["compute_mode"] = modes.get(mode) if isinstance(mode, int) else None
             ecc = call(N.nvmlDeviceGetTotalEccErrors, h, N.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, N.NVML_VOLATILE_ECC)
             g["ecc_uncorrected_volatile"] = ecc if isinstance(ecc, int) else None
             rows = call(N.nvmlDeviceGetRemappedRows, h)
