@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import io
 import json
@@ -367,3 +368,39 @@ def test_explain_reads_another_machines_nvidia_smi_report_as_its_facts(tmp_path:
     mps = causes(real)[0]
     assert not any("Exclusive_Process" in e for e in mps["evidence"])
     assert not any("-c DEFAULT" in f for f in mps["fix"])
+
+
+def test_a_signature_fix_names_what_the_log_captured() -> None:
+    log = (
+        "ImportError: /usr/lib/python3.11/site-packages/flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so: "
+        "undefined symbol: _ZN3c104cuda9SetDeviceEi\n"
+    )
+    exp = explain_text(log)
+    assert top(exp)[0] == "multiple-toolkits"
+    assert exp.causes[0].fixes[0].startswith("flash_attn_2_cuda was compiled against another torch")
+    # A plain C extension's missing symbol is not a torch ABI problem.
+    assert not explain_text(
+        "ImportError: /site/m.cpython-311-x86_64-linux-gnu.so: undefined symbol: PyFoo\n"
+    ).causes
+
+
+def test_triton_shared_memory_limit_in_the_log_tells_old_gpu_from_untuned_kernel() -> None:
+    line = "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: {r}, Hardware limit: {h}. Reducing block sizes or `num_stages` may help.\n"
+    turing = explain_text(line.format(r=98304, h=65536))
+    assert top(turing)[:2] == ["arch-unsupported", "library-bug"]
+    assert "needs 98304 bytes" in turing.causes[0].fixes[0] and "allows 65536" in turing.causes[0].fixes[0]
+    ampere = explain_text(line.format(r=163842, h=101376))
+    assert top(ampere)[:2] == ["library-bug", "arch-unsupported"]
+    assert "lower num_stages" in ampere.causes[0].fixes[0]
+
+
+def test_validation_rejects_a_fix_naming_a_value_the_pattern_does_not_capture(monkeypatch) -> None:
+    from cudoctor.explainer import signatures
+
+    good = next(s for s in signatures.load() if s.id == "arch-unsupported/triton-out-of-shared-memory")
+    bad = dataclasses.replace(good, id="test/bad-fix", fix=("raise {num_warps}",))
+    monkeypatch.setattr(signatures, "load", lambda: (good, bad))
+    assert signatures.validate() == [
+        "test/bad-fix: fix names {num_warps}, which the pattern does not capture"
+    ]
+    assert bad.fixes_for({}) == ["raise <num_warps>"]

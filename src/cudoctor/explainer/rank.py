@@ -81,10 +81,12 @@ def log_scores(matches: list[Match], root: Match | None) -> dict[str, RankedCaus
         by_sig.setdefault(m.sig.id, m)
     for sig_id, m in by_sig.items():
         factor = 1.0 if root is not None and sig_id == root.sig.id else 0.6 * m.sig.specificity / 3
+        steps = m.sig.fixes_for(m.captures)
         for cause, w in _weights(m).items():
             rc = ranked.setdefault(cause, RankedCause(cause, 0.0))
             rc.score += w * factor
             rc.evidence.append(f"line {m.line}: {m.text[:300]}")
+            rc.fixes += [f for f in steps if f not in rc.fixes]
     return ranked
 
 
@@ -141,6 +143,8 @@ def capture_rules(ranked: dict[str, RankedCause], matches: list[Match], snap: Sn
                 0.0,
                 f"the driver supports CUDA {found} (found version {caps['driver_cuda_int']})",
             )
+        if caps.get("limit", "").isdigit():
+            _shared_memory_rule(ranked, m.line, int(caps["limit"]))
         if caps.get("home_list") and caps["home_list"] not in seen_lists:
             seen_lists.add(caps["home_list"])
             _path_list_rule(ranked, m.line, caps["home_list"])
@@ -151,6 +155,29 @@ def capture_rules(ranked: dict[str, RankedCause], matches: list[Match], snap: Sn
             "library-bug",
             0.5,
             "a tensor with more than 2^31 elements: kernels with 32-bit index math overflow",
+        )
+
+
+TURING_SHARED_MEMORY = 65536  # bytes per block: Turing and older consumer GPUs; Ampere+ allow more
+
+
+def _shared_memory_rule(ranked: dict[str, RankedCause], line: int, limit: int) -> None:
+    """A kernel asked for more shared memory per block than the GPU allows (the log says how much)."""
+    if limit <= TURING_SHARED_MEMORY:
+        _bump(
+            ranked,
+            "arch-unsupported",
+            0.3,
+            f"line {line}: the GPU allows {limit} bytes of shared memory per block (Turing or older); "
+            "kernels tuned for Ampere and newer need more, and many libraries do not support these GPUs",
+        )
+    else:
+        _bump(
+            ranked,
+            "library-bug",
+            0.3,
+            f"line {line}: the GPU allows {limit} bytes per block (an Ampere-or-newer GPU); "
+            "the kernel's config was tuned for a GPU with more (A100/H100), so it needs retuning for this one",
         )
 
 

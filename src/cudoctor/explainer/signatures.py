@@ -8,6 +8,8 @@ import re
 
 from cudoctor import knowledge
 
+PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
 
 @dataclasses.dataclass(frozen=True)
 class Signature:
@@ -20,6 +22,11 @@ class Signature:
     counter_examples: tuple[str, ...]
     source: str
     refines: tuple[str, ...] = ()  # less precise signatures this one replaces on the same line
+    fix: tuple[str, ...] = ()  # steps for this error, whichever cause wins; {name} is filled from the pattern
+
+    def fixes_for(self, captures: dict[str, str]) -> list[str]:
+        """The fix steps with {name} replaced by what the pattern captured (or <name>)."""
+        return [PLACEHOLDER.sub(lambda m: captures.get(m.group(1)) or f"<{m.group(1)}>", f) for f in self.fix]
 
     @property
     def primary(self) -> str:
@@ -40,6 +47,7 @@ def load() -> tuple[Signature, ...]:
             counter_examples=tuple(row.get("counter_examples", ())),
             source=row.get("source", ""),
             refines=tuple(row.get("refines", ())),
+            fix=tuple(row.get("fix", ())),
         )
         for row in rows
     )
@@ -75,6 +83,13 @@ def validate() -> list[str]:
                 problems.append(f"{sig.id}: no anchor occurs in example {ex[:60]!r}")
             if not sig.regex.search(ex):
                 problems.append(f"{sig.id}: pattern does not match example {ex[:60]!r}")
+        groups = set(sig.regex.groupindex)
+        problems += [
+            f"{sig.id}: fix names {{{name}}}, which the pattern does not capture"
+            for step in sig.fix
+            for name in PLACEHOLDER.findall(step)
+            if name not in groups
+        ]
         for ex in sig.counter_examples:
             if sig.regex.search(ex):
                 problems.append(f"{sig.id}: pattern matches counter-example {ex[:60]!r}")
