@@ -583,3 +583,50 @@ def test_torch_extension_toolkit_from_stated_facts() -> None:
         "torch-extension-toolkit", stated({"framework_version": "2.1.0+cpu", "system_cuda": "12.1"})
     ) == ("ok", [])
     assert outcome("torch-extension-toolkit", stated({"framework_version": "2.1.0+cu118"}))[0] == "unknown"
+
+
+# ---------------------------------------------------------------- companions (torchvision & co.)
+def test_version_specifiers() -> None:
+    from cudoctor.versions import satisfies
+
+    assert satisfies("2.13.0+cpu", "==2.13.0") is True
+    assert satisfies("2.14.0", "==2.13.0") is False
+    assert satisfies("0.4.28", "<=0.4.30,>=0.4.27") is True
+    assert satisfies("8.3.1", "!=8.3.*") is False
+    assert satisfies("2.0", "~=1.4") is False and satisfies("1.9", "~=1.4") is True
+    assert satisfies("2.13.0", "^2") is None  # not PEP 440: cannot tell, so no finding
+
+
+def _site_with(tmp_path: Path, torchvision_metadata: str) -> Snapshot:
+    """A site-packages made of the real torch dist-info of this environment and a real torchvision METADATA."""
+    import shutil
+    import sys
+
+    from cudoctor.facts import packages
+
+    torch = next((d for d in packages.scan(sys.path)[0] if d.name == "torch"), None)
+    if torch is None:
+        pytest.skip("torch is not installed here")
+    site = tmp_path / "site"
+    shutil.copytree(torch.dist_info, site / Path(torch.dist_info).name)
+    tv = site / f"{Path(torchvision_metadata).stem}.dist-info"
+    tv.mkdir()
+    shutil.copy(REPORTS.parent / "metadata" / torchvision_metadata, tv / "METADATA")
+    dists, _ = packages.scan([str(site)])
+    return stated({}, python__packages={d.name: d.version for d in dists}, python__pins=packages.pins(dists))
+
+
+def test_companion_version_mismatch_with_real_wheel_metadata(tmp_path: Path) -> None:
+    # torchvision 0.28.0 pins torch (==2.13.0): the torch installed here. Silent.
+    assert outcome(
+        "companion-version-mismatch", _site_with(tmp_path / "a", "torchvision-0.28.0.METADATA")
+    ) == (
+        "ok",
+        [],
+    )
+    # torchvision 0.29.2 needs torch (>=2.14.0): what `pip install -U torchvision` alone leaves behind.
+    r = run_check("companion-version-mismatch", _site_with(tmp_path / "b", "torchvision-0.29.2.METADATA"))
+    assert finding_ids(r) == ["companion-version-mismatch"]
+    assert r.findings[0].title.startswith("torchvision 0.29.2 was built for torch>=2.14.0, but torch 2.13.0")
+    assert "pip install 'torch==2.13.0" in r.findings[0].fix[0]
+    assert outcome("companion-version-mismatch", stated({}))[0] == "unknown"

@@ -404,3 +404,9 @@ def test_validation_rejects_a_fix_naming_a_value_the_pattern_does_not_capture(mo
         "test/bad-fix: fix names {num_warps}, which the pattern does not capture"
     ]
     assert bad.fixes_for({}) == ["raise <num_warps>"]
+
+
+def test_torchvision_missing_operator_points_at_the_torch_pair() -> None:
+    exp = explain_text("RuntimeError: operator torchvision::nms does not exist\n")
+    assert top(exp)[0] == "multiple-toolkits"
+    assert "pip install torch==<your torch version> torchvision" in exp.causes[0].fixes[0]

@@ -83,3 +83,34 @@ def cc_tuple(cc: str | None) -> Version | None:
 
 def cc_str(cc: Version) -> str:
     return f"{cc[0]}.{cc[1]}"
+
+
+_CLAUSE = re.compile(r"^\s*(===|==|!=|~=|>=|<=|>|<)\s*([\w.*+!-]+)\s*$")
+
+
+def satisfies(version: str, spec: str) -> bool | None:
+    """Does `version` meet a PEP 440 specifier such as '==2.13.0' or '>=0.4.27,<=0.4.30'?
+    Compares release numbers only (a local tag like '+cu121' is ignored); None: cannot tell."""
+    have = parse(version)
+    if have is None:
+        return None
+    for clause in filter(str.strip, spec.split(",")):
+        m = _CLAUSE.match(clause)
+        want = parse(m.group(2)) if m else None
+        if m is None or want is None:
+            return None
+        op, wildcard = m.group(1), m.group(2).endswith(".*")
+        c = cmp(have[: len(want)] if wildcard else have, want)
+        ok = {
+            "==": c == 0,
+            "===": c == 0,
+            "!=": c != 0,
+            ">=": c >= 0,
+            "<=": c <= 0,
+            ">": c > 0,
+            "<": c < 0,
+            "~=": c >= 0 and cmp(have[: len(want) - 1], want[:-1]) == 0,
+        }[op]
+        if not ok:
+            return False
+    return True

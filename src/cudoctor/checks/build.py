@@ -214,3 +214,33 @@ def broken_install(snap: Snapshot) -> list[Finding]:
             )
         )
     return out
+
+
+@check("companion-version-mismatch", "multiple-toolkits", LAYER, requires=("python.pins", "python.packages"))
+def companion_version_mismatch(snap: Snapshot) -> list[Finding]:
+    """A package compiled against torch / jaxlib / tensorflow states the exact version it needs,
+    and another one is installed (torchvision: 'operator torchvision::nms does not exist')."""
+    installed = snap.value("python.packages") or {}
+    out = []
+    for pin in snap.value("python.pins") or []:
+        have = installed.get(pin["requires"])
+        if have is None or versions.satisfies(str(have), pin["spec"]) is not False:
+            continue
+        want = f"{pin['requires']}{pin['spec']}"
+        out.append(
+            finding(
+                "companion-version-mismatch",
+                "multiple-toolkits",
+                Severity.ERROR,
+                f"{pin['package']} {pin['version']} was built for {want}, but {pin['requires']} {have} is installed: "
+                "its compiled parts will not load (missing operators, undefined symbols)",
+                LAYER,
+                evidence=[f"{pin['package']} Requires-Dist: {want}", f"installed {pin['requires']} = {have}"],
+                fix=[
+                    f"Install them together so pip picks matching builds: pip install '{pin['requires']}=={have}' {pin['package']}  "
+                    f"(or pip install '{want}' to keep {pin['package']} {pin['version']})"
+                ],
+                subject=pin["requires"],
+            )
+        )
+    return out

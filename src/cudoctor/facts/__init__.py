@@ -27,6 +27,7 @@ def _packages(sys_path: Sequence[str], ldcache: dict[str, list[str]], env: Mappi
     facts = [known("python.packages", {d.name: d.version for d in dists}, "dist-info scan")]
     broken = [d.error for d in dists if d.error] + problems
     facts.append(known("python.package_problems", broken, "dist-info scan"))
+    facts.append(known("python.pins", packages.pins(dists), "dist-info Requires-Dist"))
     nvidia = [d.to_json() for d in dists if d.name.startswith(("nvidia-", "cuda-"))]
     facts.append(known("python.nvidia_wheels", nvidia, "dist-info scan"))
     facts += frameworks.framework_facts(sys_path, dists, ld)

@@ -13,7 +13,8 @@ from collections.abc import Iterable
 
 INTERESTING = re.compile(
     r"^(torch|tensorflow.*|tf[-_]nightly.*|jax|jaxlib|jax[-_]cuda\d+[-_].*|cupy.*|numba|numpy|"
-    r"nvidia[-_].*|triton|pytorch[-_]triton.*|cuda[-_].*|nvidia-ml-py|pynvml|threadpoolctl|mkl|intel[-_]openmp)$",
+    r"nvidia[-_].*|triton|pytorch[-_]triton.*|cuda[-_].*|nvidia-ml-py|pynvml|threadpoolctl|mkl|intel[-_]openmp|"
+    r"torchvision|torchaudio|xformers|flash[-_]attn|bitsandbytes|vllm)$",
     re.I,
 )
 
@@ -113,3 +114,23 @@ def find_package_dir(sys_path: Iterable[str], package: str) -> str | None:
         if os.path.isfile(os.path.join(candidate, "__init__.py")):
             return candidate
     return None
+
+
+# Packages whose compiled parts must match the exact build next to them.
+COMPILED_AGAINST = ("torch", "jax", "jaxlib", "tensorflow")
+_REQUIREMENT = re.compile(r"^([A-Za-z0-9_.-]+)\s*(?:\[[^\]]*\])?\s*\(?\s*([^;()]*?)\s*\)?\s*$")
+
+
+def pins(dists: list[Dist]) -> list[dict[str, str]]:
+    """Requirements one installed package states on another installed framework (markers skipped)."""
+    installed = {d.name for d in dists}
+    out = []
+    for d in dists:
+        for req in d.requires:
+            m = _REQUIREMENT.match(req)
+            if ";" in req or m is None or not m.group(2):
+                continue
+            target = normalise(m.group(1))
+            if target in COMPILED_AGAINST and target in installed and target != d.name:
+                out.append({"package": d.name, "version": d.version, "requires": target, "spec": m.group(2)})
+    return out
