@@ -143,8 +143,8 @@ def capture_rules(ranked: dict[str, RankedCause], matches: list[Match], snap: Sn
                 0.0,
                 f"the driver supports CUDA {found} (found version {caps['driver_cuda_int']})",
             )
-        if caps.get("limit", "").isdigit():
-            _shared_memory_rule(ranked, m.line, int(caps["limit"]))
+        if caps.get("smem_limit", "").isdigit():
+            _shared_memory_rule(ranked, m.line, int(caps["smem_limit"]))
         if caps.get("home_list") and caps["home_list"] not in seen_lists:
             seen_lists.add(caps["home_list"])
             _path_list_rule(ranked, m.line, caps["home_list"])
