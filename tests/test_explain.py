@@ -410,3 +410,76 @@ def test_torchvision_missing_operator_points_at_the_torch_pair() -> None:
     exp = explain_text("RuntimeError: operator torchvision::nms does not exist\n")
     assert top(exp)[0] == "multiple-toolkits"
     assert "pip install torch==<your torch version> torchvision" in exp.causes[0].fixes[0]
+
+
+REPORTS = Path(ROOT) / "tests" / "fixtures" / "reports"
+
+
+def explain_on(text: str, report: str) -> rank.Explanation:
+    from cudoctor.importers import load_report
+
+    return rank.explain(scan.scan(io.BytesIO(text.encode())), load_report(str(REPORTS / report)))
+
+
+def test_cudnn_no_execution_plans_is_the_gpu_on_turing_and_the_library_elsewhere() -> None:
+    """Same message, two causes (karpathy/llm.c#761: Turing; ostris/ai-toolkit#203: torch 2.5.0):
+    the GPU in the facts decides, and without facts the more common library bug leads."""
+    line = (
+        "RuntimeError: cuDNN Frontend error: [cudnn_frontend] Error: No execution plans support the graph.\n"
+    )
+    assert top(explain_text(line))[:2] == ["library-bug", "arch-unsupported"]
+    t4 = explain_on(line, "nvidia_smi_q_t4_exclusive_mps.txt")  # a real Tesla T4 (7.5)
+    assert top(t4)[0] == "arch-unsupported"
+    assert any("compute capability 7.5" in r and "needs 8.0" in r for r in t4.causes[0].reasons)
+    ampere = explain_on(line, "nvidia_smi_q_x_rtx3080ti.xml")  # a real RTX 3080 Ti (8.6)
+    assert top(ampere)[0] == "library-bug"
+    assert not any("needs 8.0" in r for c in ampere.causes for r in c.reasons)
+
+
+BRACKET_LOG = (
+    "py executable:  C:\\X\\[Goods]\\CoL\\BallonsTranslator_dev_src_with_gitpython\\ballontrans_pylibs_win\\python.exe\n"
+    "[INFO   ] module_manager:on_finish_setinpainter:909 - Inpainter set to lama_large_512px\n"
+    "Could not locate cudnn_ops_infer64_8.dll. Please make sure it is in your library path!\n"
+)  # dmMaze/BallonsTranslator#621: the DLL is in torch\lib, the install path has [Goods]
+
+
+def test_a_bracketed_install_path_explains_a_cudnn_dll_that_is_there_but_not_found() -> None:
+    exp = explain_text(BRACKET_LOG)
+    assert exp.root is not None and exp.root.sig.id == "cudnn-mismatch/windows-cudnn-dll-not-located"
+    env = next(c for c in exp.causes if c.id == "env-path-misconfig")
+    assert exp.causes.index(env) <= 1
+    assert env.fixes[0].startswith("Rename the folder C:\\X\\[Goods] (no [ ] in the name)")
+    # Without the path in the log the DLL is simply missing: cuDNN first, the path second.
+    alone = explain_text(BRACKET_LOG.splitlines()[-1] + "\n")
+    assert top(alone)[:2] == ["cudnn-mismatch", "env-path-misconfig"]
+    assert "Rename the folder" not in " ".join(alone.causes[1].fixes)
+
+
+def test_a_context_line_alone_is_neither_root_nor_cause() -> None:
+    """A bracketed path next to an unrelated error, or next to none, says nothing."""
+    path = BRACKET_LOG.splitlines()[0] + "\n"
+    assert not explain_text(path).causes and explain_text(path).root is None
+    oom = explain_text(
+        path + "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB\n"
+    )
+    assert top(oom) == ["gpu-oom"]
+
+
+def test_a_wrong_cudnn_sub_library_is_cudnn_first_even_as_an_undefined_symbol() -> None:
+    """pytorch/pytorch#119989: a system cuDNN 8 in /usr/local/cuda/lib64 shadows the wheel's."""
+    line = (
+        "Could not load library libcudnn_cnn_train.so.8. Error: /usr/local/cuda/lib64/libcudnn_cnn_train.so.8: "
+        "undefined symbol: _ZN5cudnn3cnn34layerNormFwd_execute_internal_implERKNS_7backend11VariantPackEP11CUstream_st, "
+        "version libcudnn_cnn_infer.so.8\n"
+    )
+    assert top(explain_text(line))[:2] == ["cudnn-mismatch", "multiple-toolkits"]
+    # Another library's undefined symbol keeps its own first cause.
+    other = "ImportError: /venv/nvidia/cusparse/lib/libcusparse.so.12: undefined symbol: __nvJitLinkAddData_12_1, version libnvJitLink.so.12\n"
+    assert top(explain_text(other))[0] == "multiple-toolkits"
+
+
+def test_launch_timeout_is_the_display_watchdog() -> None:
+    exp = explain_text("RuntimeError: CUDA error: the launch timed out and was terminated\n")
+    assert top(exp)[0] == "gpu-watchdog"
+    out = rank.cause_json(exp.causes, 0)
+    assert "TdrDelay" in " ".join(out["fix"]) and out["references"]

@@ -45,10 +45,17 @@ class Explanation:
 
 
 def pick_root(matches: list[Match]) -> Match | None:
-    """The most specific match; the earliest among equally specific ones."""
-    if not matches:
+    """The most specific error match; the earliest among equally specific ones."""
+    errors = [m for m in matches if not m.sig.is_context]
+    if not errors:
         return None
-    return min(matches, key=lambda m: (-m.sig.specificity, m.line))
+    return min(errors, key=lambda m: (-m.sig.specificity, m.line))
+
+
+def relevant(matches: list[Match]) -> list[Match]:
+    """Error matches, plus the context lines (a path, a setting) that bear on one of those errors."""
+    allowed = {c for m in matches if not m.sig.is_context for c in _weights(m)}
+    return [m for m in matches if not m.sig.is_context or allowed.intersection(m.sig.context_for)]
 
 
 def fallback_root(scan: ScanResult) -> tuple[int, str] | None:
@@ -65,6 +72,9 @@ def _weights(m: Match) -> dict[str, float]:
     lib = m.captures.get("lib", "").lower()
     if lib.startswith(("libcudnn", "cudnn")) and "cuda-libs-missing" in w:
         w["cudnn-mismatch"] = max(w.pop("cuda-libs-missing"), w.get("cudnn-mismatch", 0))
+    elif lib.startswith(("libcudnn", "cudnn")):
+        # taxonomy: a wrong cuDNN library is cudnn-mismatch first, whatever else the message allows
+        w["cudnn-mismatch"] = max(w.values()) + 0.05
     elif (
         re.match(r"libcuda\.so|libnvidia-ml|cuda$", lib)
         and "cuda-libs-missing" in w
@@ -80,7 +90,8 @@ def log_scores(matches: list[Match], root: Match | None) -> dict[str, RankedCaus
     for m in matches:
         by_sig.setdefault(m.sig.id, m)
     for sig_id, m in by_sig.items():
-        factor = 1.0 if root is not None and sig_id == root.sig.id else 0.6 * m.sig.specificity / 3
+        is_root = root is not None and sig_id == root.sig.id
+        factor = 1.0 if is_root or m.sig.is_context else 0.6 * m.sig.specificity / 3
         steps = m.sig.fixes_for(m.captures)
         for cause, w in _weights(m).items():
             rc = ranked.setdefault(cause, RankedCause(cause, 0.0))
@@ -223,9 +234,26 @@ def context_rules(
             "on WSL the driver's libcuda is the Windows driver's copy in /usr/lib/wsl/lib, which the loader must be told about",
             "export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH  (and sudo ldconfig; conda environments often drop it)",
         )
+    if root is not None and root.sig.min_cc:
+        _min_cc_rule(ranked, root.sig.min_cc, view.gpus(snap))
     for name, info in view.frameworks(snap):
         if PRE_RELEASE.search(str(info.get("version") or "")):
             _bump(ranked, "library-bug", 0.15, f"{view.describe(name, info)} is a pre-release build")
+
+
+def _min_cc_rule(ranked: dict[str, RankedCause], need: str, gpus: list[dict[str, Any]]) -> None:
+    """The failing feature needs compute capability `need`: the facts say whether this GPU has it."""
+    need_t = versions.cc_tuple(need)
+    old = [g for g in gpus if g.get("cc_t") and need_t and g["cc_t"] < need_t]
+    if old:
+        g = old[0]
+        have = ".".join(map(str, g["cc_t"]))
+        _bump(
+            ranked,
+            "arch-unsupported",
+            CONFIRM,
+            f"fact: {g.get('name') or 'the GPU'} has compute capability {have}; this feature needs {need} or newer",
+        )
 
 
 def fact_scores(ranked: dict[str, RankedCause], findings: list[Finding], permitted: set[str]) -> None:
@@ -260,7 +288,7 @@ def drop_refined(matches: list[Match]) -> list[Match]:
 
 
 def explain(scan: ScanResult, snap: Snapshot, other: str = "") -> Explanation:
-    matches = drop_refined(sorted(scan.matches, key=lambda m: m.line))
+    matches = relevant(drop_refined(sorted(scan.matches, key=lambda m: m.line)))
     root = pick_root(matches)
     ranked = log_scores(matches, root)
     permitted = {c for m in matches for c in _weights(m)}

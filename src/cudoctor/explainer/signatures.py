@@ -23,6 +23,12 @@ class Signature:
     source: str
     refines: tuple[str, ...] = ()  # less precise signatures this one replaces on the same line
     fix: tuple[str, ...] = ()  # steps for this error, whichever cause wins; {name} is filled from the pattern
+    context_for: tuple[str, ...] = ()  # a context line: counts only next to an error that allows one of these
+    min_cc: str | None = None  # the failing feature needs this compute capability (facts can confirm)
+
+    @property
+    def is_context(self) -> bool:
+        return bool(self.context_for)
 
     def fixes_for(self, captures: dict[str, str]) -> list[str]:
         """The fix steps with {name} replaced by what the pattern captured (or <name>)."""
@@ -48,6 +54,8 @@ def load() -> tuple[Signature, ...]:
             source=row.get("source", ""),
             refines=tuple(row.get("refines", ())),
             fix=tuple(row.get("fix", ())),
+            context_for=tuple(row.get("context_for", ())),
+            min_cc=row.get("min_cc"),
         )
         for row in rows
     )
@@ -74,7 +82,9 @@ def validate() -> list[str]:
         if sig.id in seen:
             problems.append(f"{sig.id}: duplicate id")
         seen.add(sig.id)
-        problems += [f"{sig.id}: unknown cause {c}" for c in sig.causes if c not in causes]
+        problems += [
+            f"{sig.id}: unknown cause {c}" for c in (*sig.causes, *sig.context_for) if c not in causes
+        ]
         if not sig.examples or not sig.counter_examples:
             problems.append(f"{sig.id}: needs at least one example and one counter-example")
         for ex in sig.examples:
