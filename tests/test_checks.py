@@ -630,3 +630,40 @@ def test_companion_version_mismatch_with_real_wheel_metadata(tmp_path: Path) -> 
     assert r.findings[0].title.startswith("torchvision 0.29.2 was built for torch>=2.14.0, but torch 2.13.0")
     assert "pip install 'torch==2.13.0" in r.findings[0].fix[0]
     assert outcome("companion-version-mismatch", stated({}))[0] == "unknown"
+
+
+# ---------------------------------------------------------------- Windows install path
+WIN = {"system": "Windows", "release": "10", "machine": "AMD64"}
+BRACKETED = "C:\\X\\[Goods]\\CoL\\ballontrans_pylibs_win\\Lib\\site-packages\\torch"  # BallonsTranslator#621
+
+
+def test_install_path_brackets_fires_on_windows_with_the_folder_named() -> None:
+    r = run_check(
+        "install-path-brackets", stated({}, host__os=WIN, framework__torch=torch_cuda(location=BRACKETED))
+    )
+    assert finding_ids(r) == ["install-path-brackets"]
+    assert "C:\\X\\[Goods]," in r.findings[0].title
+    assert r.findings[0].fix[0].startswith("Rename C:\\X\\[Goods] without [ ]")
+
+
+def test_install_path_brackets_is_silent_on_a_plain_path_and_off_windows() -> None:
+    plain = "C:\\Users\\me\\venv\\Lib\\site-packages\\torch"
+    assert outcome(
+        "install-path-brackets", stated({}, host__os=WIN, framework__torch=torch_cuda(location=plain))
+    ) == ("ok", [])
+    linux = {"system": "Linux", "release": "6.1", "machine": "x86_64"}
+    # glob's pattern reading only matters for torch's Windows DLL preload
+    assert outcome(
+        "install-path-brackets",
+        stated({}, host__os=linux, framework__torch=torch_cuda(location="/srv/[x]/torch")),
+    ) == ("ok", [])
+
+
+def test_install_path_brackets_unknown_without_the_location() -> None:
+    info = torch_cuda()
+    del info["location"]
+    assert outcome("install-path-brackets", stated({}, host__os=WIN, framework__torch=info))[0] == "unknown"
+    assert outcome("install-path-brackets", stated({}, framework__torch=torch_cuda()))[0] in (
+        "unknown",
+        "skipped",
+    )

@@ -7,7 +7,7 @@ import os
 import re
 
 from cudoctor import versions
-from cudoctor.checks import check, finding, view
+from cudoctor.checks import FactMissing, check, finding, view
 from cudoctor.model import Finding, Severity, Snapshot
 
 LAYER = "Environment"
@@ -151,3 +151,37 @@ def toolkits_shadow_on_path(snap: Snapshot) -> list[Finding]:
             )
             break
     return out
+
+
+GLOB_SPECIAL = re.compile(r"[\[\]]")
+
+
+@check("install-path-brackets", "env-path-misconfig", LAYER, requires=("host.os", "framework.torch"))
+def install_path_brackets(snap: Snapshot) -> list[Finding]:
+    """Windows: torch installed under a folder whose name has [ or ]. torch preloads its DLLs with glob(torch\\lib\\*.dll), glob reads [..] as a pattern, and cuDNN's sub-libraries are then 'not located'."""
+    if str((snap.value("host.os") or {}).get("system", "")).lower() != "windows":
+        return []
+    location = (snap.value("framework.torch") or {}).get("location")
+    if not location:
+        raise FactMissing("framework.torch.location")
+    parts = re.split(r"[\\/]", str(location))
+    bad = [p for p in parts if GLOB_SPECIAL.search(p)]
+    if not bad:
+        return []
+    folder = str(location)[: str(location).index(bad[0]) + len(bad[0])]
+    return [
+        finding(
+            "install-path-brackets",
+            "env-path-misconfig",
+            Severity.ERROR,
+            f"torch is installed under {folder}, whose name has square brackets: torch's DLL preload finds no DLL there, and the first convolution fails with 'Could not locate cudnn_...dll'",
+            LAYER,
+            evidence=[
+                f"torch at {location}",
+                "torch/__init__.py: glob.glob(os.path.join(th_dll_path, '*.dll'))",
+            ],
+            fix=[
+                f"Rename {folder} without [ ] (or move the environment to a path without them) and reinstall"
+            ],
+        )
+    ]
