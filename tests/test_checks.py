@@ -667,3 +667,21 @@ def test_install_path_brackets_unknown_without_the_location() -> None:
         "unknown",
         "skipped",
     )
+
+
+def test_preallocation_ignores_a_desktop_s_graphics_processes() -> None:
+    """The real RTX 3080 Ti report has three type-G processes (Xorg, a shell): no CUDA context,
+    so TensorFlow preallocating is no conflict; a compute process on the same GPU is."""
+    from cudoctor.importers import load_report
+
+    tf = {"version": "2.15.0", "build": "cuda", "cuda": "12.2"}
+    rtx = load_report(str(REPORTS / "nvidia_smi_q_x_rtx3080ti.xml")).value("gpu.devices")
+    assert len(rtx[0]["processes"]) == 3 and {p["type"] for p in rtx[0]["processes"]} == {"G"}
+    desktop = stated({}, gpu__devices=rtx, framework__tensorflow=tf, env={})
+    assert outcome("preallocation-with-shared-gpu", desktop) == ("ok", [])
+    job = dict(rtx[0], processes=[*rtx[0]["processes"], {"pid": 4242, "name": "python", "type": "C"}])
+    shared = stated({}, gpu__devices=[job], framework__tensorflow=tf, env={})
+    r = run_check("preallocation-with-shared-gpu", shared)
+    assert finding_ids(r) == ["tensorflow-preallocates"] and r.findings[0].evidence == [
+        "gpu 0: 1 process(es)"
+    ]

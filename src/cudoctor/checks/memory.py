@@ -42,11 +42,16 @@ def gpu_memory_held(snap: Snapshot) -> list[Finding]:
     return out
 
 
+def _compute_processes(gpu: dict[str, Any]) -> list[dict[str, Any]]:
+    """Processes with a CUDA context; graphics-only ones (type G: Xorg, a desktop shell) hold none."""
+    return [p for p in gpu.get("processes") or [] if p.get("type") != "G"]
+
+
 @check("preallocation-with-shared-gpu", "gpu-oom", LAYER, requires=("gpu.devices",))
 def preallocation_with_shared_gpu(snap: Snapshot) -> list[Finding]:
     """TensorFlow / JAX grab most GPU memory at start while other processes use the same GPU."""
     env = view.env(snap)
-    shared = [g for g in view.gpus(snap) if len(g.get("processes") or []) >= 1]
+    shared = [g for g in view.gpus(snap) if _compute_processes(g)]
     if not shared:
         return []
     out = []
@@ -64,9 +69,7 @@ def preallocation_with_shared_gpu(snap: Snapshot) -> list[Finding]:
                 Severity.WARNING,
                 f"{view.describe(name, info)} preallocates most GPU memory at start, and {len(shared)} GPU(s) are already used by other processes",
                 LAYER,
-                evidence=[
-                    f"gpu {g.get('index')}: {len(g.get('processes') or [])} process(es)" for g in shared
-                ],
+                evidence=[f"gpu {g.get('index')}: {len(_compute_processes(g))} process(es)" for g in shared],
                 fix=[setting],
             )
         )
@@ -119,8 +122,7 @@ def gpu_compute_mode(snap: Snapshot) -> list[Finding]:
     out = []
     for g in gpus:
         mode = g.get("compute_mode")
-        # graphics processes (type G) hold no CUDA context
-        holders = [p for p in g.get("processes") or [] if p.get("type") != "G"]
+        holders = _compute_processes(g)
         through_mps = any(_program(p) == MPS_SERVER for p in holders)
         if mode == "Prohibited":
             out.append(_compute_mode_finding(g, Severity.ERROR, "no process can create a CUDA context on it"))
