@@ -682,6 +682,5 @@ def test_preallocation_ignores_a_desktop_s_graphics_processes() -> None:
     job = dict(rtx[0], processes=[*rtx[0]["processes"], {"pid": 4242, "name": "python", "type": "C"}])
     shared = stated({}, gpu__devices=[job], framework__tensorflow=tf, env={})
     r = run_check("preallocation-with-shared-gpu", shared)
-    assert finding_ids(r) == ["tensorflow-preallocates"] and r.findings[0].evidence == [
-        "gpu 0: 1 process(es)"
-    ]
+    assert finding_ids(r) == ["tensorflow-preallocates"]
+    assert r.findings[0].evidence == ("gpu 0: 1 process(es)",)
