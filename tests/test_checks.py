@@ -684,3 +684,30 @@ def test_preallocation_ignores_a_desktop_s_graphics_processes() -> None:
     r = run_check("preallocation-with-shared-gpu", shared)
     assert finding_ids(r) == ["tensorflow-preallocates"]
     assert r.findings[0].evidence == ("gpu 0: 1 process(es)",)
+
+
+# ---------------------------------------------------------------- NumPy 2 ABI
+def test_numpy_abi_mismatch_fires_for_torch_built_against_numpy_1() -> None:
+    """openfederatedlearning#999: torch 2.2.2 with NumPy 2 - 'Numpy is not available'."""
+    snap = stated({}, python__packages={"torch": "2.2.2+cpu", "numpy": "2.0.0"})
+    r = run_check("numpy-abi-mismatch", snap)
+    assert finding_ids(r) == ["numpy-abi-mismatch"] and r.findings[0].cause == "binary-incompatible"
+    assert "torch 2.2.2+cpu" in r.findings[0].title and "NumPy 2.0.0" in r.findings[0].title
+    assert r.findings[0].fix[0] == "pip install 'numpy<2'" and "'torch>=2.3.0'" in r.findings[0].fix[1]
+    tf = stated({}, python__packages={"tensorflow-cpu": "2.17.1", "numpy": "2.1.3"})
+    assert outcome("numpy-abi-mismatch", tf)[1] == ["numpy-abi-mismatch"]
+
+
+def test_numpy_abi_mismatch_is_silent_on_this_real_environment_and_on_numpy_1() -> None:
+    """This venv really has torch 2.13, tensorflow-cpu 2.21 and NumPy 2 (all built against NumPy 2)."""
+    import sys
+
+    from cudoctor.facts import packages
+
+    dists, _ = packages.scan(sys.path)
+    real = {d.name: d.version for d in dists}
+    assert real["numpy"].startswith("2.") and "torch" in real
+    assert outcome("numpy-abi-mismatch", stated({}, python__packages=real)) == ("ok", [])
+    old = stated({}, python__packages={"torch": "2.2.2+cpu", "numpy": "1.26.4"})
+    assert outcome("numpy-abi-mismatch", old) == ("ok", [])
+    assert outcome("numpy-abi-mismatch", stated({}))[0] == "unknown"

@@ -244,3 +244,37 @@ def companion_version_mismatch(snap: Snapshot) -> list[Finding]:
             )
         )
     return out
+
+
+@check("numpy-abi-mismatch", "binary-incompatible", LAYER, requires=("python.packages",))
+def numpy_abi_mismatch(snap: Snapshot) -> list[Finding]:
+    """NumPy 2 is installed next to a framework built against NumPy 1.x (torch < 2.3, TensorFlow < 2.18):
+    its import warns 'compiled using NumPy 1.x' and tensor <-> array conversion fails."""
+    installed = snap.value("python.packages") or {}
+    numpy = installed.get("numpy")
+    if numpy is None or (versions.parse(str(numpy)) or (0,)) < (2,):
+        return []
+    out = []
+    for row in knowledge.table("numpy_abi")["module"]:
+        for dist in row["dists"]:
+            have = installed.get(dist)
+            built_old = have is not None and versions.satisfies(str(have), f"<{row['numpy2_from']}")
+            if not built_old:
+                continue
+            out.append(
+                finding(
+                    "numpy-abi-mismatch",
+                    "binary-incompatible",
+                    Severity.ERROR,
+                    f"{dist} {have} was built against NumPy 1.x, and NumPy {numpy} is installed: "
+                    "its NumPy interop fails ('_ARRAY_API not found', 'Numpy is not available')",
+                    LAYER,
+                    evidence=[f"installed numpy = {numpy}", f"installed {dist} = {have}", row["source"]],
+                    fix=[
+                        "pip install 'numpy<2'",
+                        f"or upgrade: pip install -U '{dist}>={row['numpy2_from']}' (built against NumPy 2, runs with both)",
+                    ],
+                    subject=dist,
+                )
+            )
+    return out

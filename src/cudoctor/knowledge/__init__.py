@@ -188,6 +188,7 @@ def validate() -> list[str]:
         ("torch", "arch_list"),
         ("gpus", "gpu"),
         ("toolkit_archs", "toolkit"),
+        ("numpy_abi", "module"),
     ):
         for i, row in enumerate(table(name)[key]):
             if not row.get("source"):
@@ -204,6 +205,9 @@ def validate() -> list[str]:
             re.compile(row["match"])
         except re.error as exc:
             problems.append(f"gpus.toml: {row['name']}: bad pattern: {exc}")
+    for row in table("numpy_abi")["module"]:
+        if versions.parse(row["numpy2_from"]) is None:
+            problems.append(f"numpy_abi.toml: {row['package']}: numpy2_from does not parse")
     for cid, body in causes().items():
         for field in ("title", "why", "fix", "references"):
             if not body.get(field):
