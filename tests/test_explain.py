@@ -483,3 +483,12 @@ def test_launch_timeout_is_the_display_watchdog() -> None:
     assert top(exp)[0] == "gpu-watchdog"
     out = rank.cause_json(exp.causes, 0)
     assert "TdrDelay" in " ".join(out["fix"]) and out["references"]
+
+
+def test_validation_rejects_a_min_cc_that_does_not_parse(monkeypatch) -> None:
+    from cudoctor.explainer import signatures
+
+    good = next(s for s in signatures.load() if s.id == "library-bug/cudnn-frontend-no-execution-plans")
+    bad = dataclasses.replace(good, id="test/bad-cc", min_cc="ampere")
+    monkeypatch.setattr(signatures, "load", lambda: (good, bad))
+    assert signatures.validate() == ["test/bad-cc: min_cc 'ampere' does not parse"]

@@ -6,7 +6,7 @@ import dataclasses
 import functools
 import re
 
-from cudoctor import knowledge
+from cudoctor import knowledge, versions
 
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
@@ -93,6 +93,8 @@ def validate() -> list[str]:
                 problems.append(f"{sig.id}: no anchor occurs in example {ex[:60]!r}")
             if not sig.regex.search(ex):
                 problems.append(f"{sig.id}: pattern does not match example {ex[:60]!r}")
+        if sig.min_cc is not None and versions.cc_tuple(sig.min_cc) is None:
+            problems.append(f"{sig.id}: min_cc {sig.min_cc!r} does not parse")
         groups = set(sig.regex.groupindex)
         problems += [
             f"{sig.id}: fix names {{{name}}}, which the pattern does not capture"
