@@ -171,6 +171,21 @@ def test_cli_text_and_markdown(tmp_path: Path) -> None:
     assert md.startswith("## cudoctor explain") and "### 1." in md
 
 
+def test_text_lists_a_signature_fix_once_and_each_cause_its_own(tmp_path: Path) -> None:
+    log = tmp_path / "t.log"
+    log.write_text("RuntimeError: GET was unable to find an engine to execute this computation\n")
+    doc = json.loads(cudoctor(["explain", str(log), "--no-live", "--format", "json"]).stdout)
+    shared = doc["causes"][0]["fix"][0]
+    assert all(shared in c["fix"] for c in doc["causes"])  # JSON keeps every cause's full list
+    text = cudoctor(["explain", str(log), "--no-live"]).stdout
+    md = cudoctor(["explain", str(log), "--no-live", "--format", "markdown"]).stdout
+    assert text.count(shared) == 1 and md.count(shared) == 1
+    # the lower causes show their own first step instead, and the root line is not repeated as evidence
+    dtype = next(c for c in doc["causes"] if c["id"] == "dtype-mismatch")
+    assert dtype["fix"][2].startswith("Cast one operand") and dtype["fix"][2] in text
+    assert "evidence: line 1:" not in text
+
+
 @pytest.mark.parametrize(
     ("make", "message"),
     [

@@ -106,6 +106,21 @@ def to_json(exp: rank.Explanation, framework: str | None = None) -> dict[str, An
     }
 
 
+def new_steps(causes: list[dict[str, Any]]) -> list[list[str]]:
+    """Each cause's fix steps less those an earlier cause already lists (a signature's steps
+    are attached to every cause it allows; a reader needs them once)."""
+    seen: set[str] = set()
+    out = []
+    for c in causes:
+        out.append([s for s in c["fix"] if s not in seen])
+        seen.update(c["fix"])
+    return out
+
+
+def _root_evidence(root: dict[str, Any] | None) -> str | None:
+    return f"line {root['line']}: {root['text'][:300]}" if root and root.get("signature") else None
+
+
 def to_text(doc: dict[str, Any], verbose: bool) -> str:
     out = []
     root = doc["root"]
@@ -117,14 +132,16 @@ def to_text(doc: dict[str, Any], verbose: bool) -> str:
         )
     else:
         out.append("No known GPU/BLAS error signature matched.")
-    for i, c in enumerate(doc["causes"], 1):
+    shown_root = _root_evidence(root)
+    for i, (c, steps) in enumerate(zip(doc["causes"], new_steps(doc["causes"]), strict=True), 1):
         out.append("")
         out.append(f"{i}. {c['title']}  [{c['id']}, confidence {c['confidence']:.2f}]")
         if verbose or i == 1:
             out.append(f"   why: {c['why']}")
-        for e in c["evidence"][: None if verbose else 3]:
+        evidence = c["evidence"] if verbose else [e for e in c["evidence"] if e != shown_root][:3]
+        for e in evidence:
             out.append(f"   evidence: {e}")
-        for j, step in enumerate(c["fix"][: None if verbose else (3 if i == 1 else 1)], 1):
+        for j, step in enumerate(steps[: None if verbose else (3 if i == 1 else 1)], 1):
             out.append(f"   fix {j}: {step}")
     if verbose:
         out.append("")
@@ -139,10 +156,11 @@ def to_markdown(doc: dict[str, Any]) -> str:
     lines = ["## cudoctor explain", ""]
     if root:
         lines += [f"**Root error** (line {root['line']}):", "", "```", root["text"], "```", ""]
-    for i, c in enumerate(doc["causes"], 1):
+    for i, (c, steps) in enumerate(zip(doc["causes"], new_steps(doc["causes"]), strict=True), 1):
         lines += [f"### {i}. {c['title']} (`{c['id']}`, confidence {c['confidence']:.2f})", "", c["why"], ""]
         lines += ["Evidence:", ""] + [f"- `{e}`" for e in c["evidence"]] + [""]
-        lines += ["Fix:", ""] + [f"{j}. {s}" for j, s in enumerate(c["fix"], 1)] + [""]
+        if steps:
+            lines += ["Fix:", ""] + [f"{j}. {s}" for j, s in enumerate(steps, 1)] + [""]
     return "\n".join(lines)
 
 
