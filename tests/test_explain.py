@@ -171,18 +171,27 @@ def test_cli_text_and_markdown(tmp_path: Path) -> None:
     assert md.startswith("## cudoctor explain") and "### 1." in md
 
 
+def test_a_signature_step_for_one_cause_goes_under_that_cause_only() -> None:
+    exp = explain_text(
+        "RuntimeError: cuFFT error: CUFFT_INTERNAL_ERROR\n", {"gpu": "NVIDIA GeForce GTX 1080 Ti"}
+    )
+    fixes = {c.id: " ".join(c.fixes) for c in exp.causes}
+    assert "Ada GPUs" in fixes["arch-unsupported"] and "Ada GPUs" not in fixes["gpu-oom"]
+    assert "plan" in fixes["gpu-oom"] and "plan" not in fixes["arch-unsupported"]
+
+
 def test_text_lists_a_signature_fix_once_and_each_cause_its_own(tmp_path: Path) -> None:
     log = tmp_path / "t.log"
     log.write_text("RuntimeError: GET was unable to find an engine to execute this computation\n")
     doc = json.loads(cudoctor(["explain", str(log), "--no-live", "--format", "json"]).stdout)
-    shared = doc["causes"][0]["fix"][0]
+    shared = next(s for s in doc["causes"][0]["fix"] if s.startswith("If the right cuDNN is loaded"))
     assert all(shared in c["fix"] for c in doc["causes"])  # JSON keeps every cause's full list
     text = cudoctor(["explain", str(log), "--no-live"]).stdout
     md = cudoctor(["explain", str(log), "--no-live", "--format", "markdown"]).stdout
     assert text.count(shared) == 1 and md.count(shared) == 1
     # the lower causes show their own first step instead, and the root line is not repeated as evidence
     dtype = next(c for c in doc["causes"] if c["id"] == "dtype-mismatch")
-    assert dtype["fix"][2].startswith("Cast one operand") and dtype["fix"][2] in text
+    assert dtype["fix"][1].startswith("Cast one operand") and dtype["fix"][1] in text
     assert "evidence: line 1:" not in text
 
 
@@ -507,3 +516,77 @@ def test_validation_rejects_a_min_cc_that_does_not_parse(monkeypatch) -> None:
     bad = dataclasses.replace(good, id="test/bad-cc", min_cc="ampere")
     monkeypatch.setattr(signatures, "load", lambda: (good, bad))
     assert signatures.validate() == ["test/bad-cc: min_cc 'ampere' does not parse"]
+
+
+def test_validation_rejects_a_bad_new_gpu_cc_and_a_fix_for_an_unlisted_cause(monkeypatch) -> None:
+    from cudoctor.explainer import signatures
+
+    good = next(s for s in signatures.load() if s.id == "arch-unsupported/cufft-internal-error")
+    bad = dataclasses.replace(good, id="test/bad", new_gpu_cc="ada", fix_for={"hardware-fault": ("reseat",)})
+    monkeypatch.setattr(signatures, "load", lambda: (good, bad))
+    assert signatures.validate() == [
+        "test/bad: fix_for names hardware-fault, which causes does not list",
+        "test/bad: new_gpu_cc 'ada' does not parse",
+    ]
+
+
+CUFFT = "RuntimeError: cuFFT error: CUFFT_INTERNAL_ERROR\n"
+
+
+def test_cufft_internal_error_is_a_too_old_cuda_on_an_ada_gpu_but_not_on_an_older_one() -> None:
+    # pytorch#88038 (RTX 4090 with cu117) and pytorch#119420 (low memory on older GPUs)
+    assert top(explain_text(CUFFT))[0] == "arch-unsupported"  # no facts: the common reading
+    assert top(explain_text(CUFFT, {"gpu": "NVIDIA GeForce RTX 4090"}))[0] == "arch-unsupported"
+    older = explain_text(CUFFT, {"gpu": "NVIDIA GeForce GTX 1080 Ti"})
+    assert top(older)[0] == "gpu-oom"
+    arch = next(c for c in older.causes if c.id == "arch-unsupported")
+    assert any("compute capability 6.1, older than the 8.9+" in r for r in arch.reasons)
+
+
+def test_thc_invalid_argument_is_turing_on_a_cuda9_build() -> None:
+    line = "RuntimeError: cuda runtime error (11) : invalid argument at /pytorch/aten/src/THC/THCGeneral.cpp:383\n"
+    assert top(explain_text(line, {"gpu": "GeForce RTX 2080"}))[0] == "arch-unsupported"
+    assert top(explain_text(line, {"gpu": "GeForce GTX 1080"}))[0] == "library-bug"
+
+
+WORKER = """RuntimeError: Caught RuntimeError in DataLoader worker process 0.
+Original Traceback (most recent call last):
+  File "/usr/lib/python3/dist-packages/torch/utils/data/_utils/worker.py", line 287, in _worker_loop
+    data = fetcher.fetch(index)
+"""
+
+
+def test_cuda_in_a_forked_worker() -> None:
+    forked = explain_text(
+        "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method\n"
+    )
+    assert top(forked) == ["cuda-after-fork"]
+    alone = explain_text("RuntimeError: CUDA error: initialization error\n")
+    in_worker = explain_text(WORKER + "RuntimeError: CUDA error: initialization error\n")
+    assert top(alone)[:2] == top(in_worker)[:2] == ["cuda-after-fork", "no-gpu-visible"]
+    # the worker traceback is evidence only for this reading: it widens the gap to the next cause
+    gap = [e.causes[0].score - e.causes[1].score for e in (alone, in_worker)]
+    assert gap[1] > gap[0] + 0.3
+    assert "spawn" in " ".join(rank.cause_json(in_worker.causes, 0)["fix"])
+
+
+def test_a_worker_traceback_says_nothing_about_other_errors() -> None:
+    exp = explain_text(WORKER + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB\n")
+    assert top(exp)[0] == "gpu-oom" and "cuda-after-fork" not in [c.id for c in exp.causes]
+    assert explain_text(WORKER).causes == []
+
+
+def test_cusolver_internal_error_points_at_the_cublas_pairing_then_memory() -> None:
+    exp = explain_text("jaxlib._jax.XlaRuntimeError: INTERNAL: cuSolver internal error\n")
+    assert top(exp) == ["library-bug", "cuda-libs-missing", "gpu-oom"]
+    assert "pip install -U nvidia-cublas-cu12" in exp.causes[0].fixes[0]
+    oom = next(c for c in exp.causes if c.id == "gpu-oom")
+    assert "XLA_PYTHON_CLIENT_PREALLOCATE=false" in oom.fixes[0]
+
+
+def test_cuda_invalid_argument_is_a_defect_first_with_the_allocator_switch() -> None:
+    exp = explain_text(
+        "!!! Exception during processing !!! CUDA error: invalid argument\n" + ASYNC.splitlines()[-1] + "\n"
+    )
+    assert top(exp)[0] == "library-bug"
+    assert any("--disable-cuda-malloc" in f for f in exp.causes[0].fixes)

@@ -18,6 +18,7 @@ from cudoctor.explainer.scan import Match, ScanResult
 from cudoctor.model import Finding, Severity, Snapshot
 
 CONFIRM = 1.0  # a fact-based finding for a cause the log permits
+RULE_OUT = 0.4  # a fact that rules out the reading a message usually has
 UNRELATED = {Severity.ERROR: 0.2, Severity.WARNING: 0.1, Severity.INFO: 0.0}
 ALONE = {Severity.ERROR: 0.5, Severity.WARNING: 0.3, Severity.INFO: 0.05}
 INT32 = 2**31
@@ -92,12 +93,11 @@ def log_scores(matches: list[Match], root: Match | None) -> dict[str, RankedCaus
     for sig_id, m in by_sig.items():
         is_root = root is not None and sig_id == root.sig.id
         factor = 1.0 if is_root or m.sig.is_context else 0.6 * m.sig.specificity / 3
-        steps = m.sig.fixes_for(m.captures)
         for cause, w in _weights(m).items():
             rc = ranked.setdefault(cause, RankedCause(cause, 0.0))
             rc.score += w * factor
             rc.evidence.append(f"line {m.line}: {m.text[:300]}")
-            rc.fixes += [f for f in steps if f not in rc.fixes]
+            rc.fixes += [f for f in m.sig.fixes_for(m.captures, cause) if f not in rc.fixes]
     return ranked
 
 
@@ -236,6 +236,8 @@ def context_rules(
         )
     if root is not None and root.sig.min_cc:
         _min_cc_rule(ranked, root.sig.min_cc, view.gpus(snap))
+    if root is not None and root.sig.new_gpu_cc:
+        _new_gpu_rule(ranked, root.sig.new_gpu_cc, view.gpus(snap))
     for name, info in view.frameworks(snap):
         if PRE_RELEASE.search(str(info.get("version") or "")):
             _bump(ranked, "library-bug", 0.15, f"{view.describe(name, info)} is a pre-release build")
@@ -253,6 +255,23 @@ def _min_cc_rule(ranked: dict[str, RankedCause], need: str, gpus: list[dict[str,
             "arch-unsupported",
             CONFIRM,
             f"fact: {g.get('name') or 'the GPU'} has compute capability {have}; this feature needs {need} or newer",
+        )
+
+
+def _new_gpu_rule(ranked: dict[str, RankedCause], newest: str, gpus: list[dict[str, Any]]) -> None:
+    """The message means a library too old for a GPU of compute capability `newest` or newer: every GPU
+    the facts name is older, so that reading is out (the library knows these GPUs)."""
+    newest_t = versions.cc_tuple(newest)
+    known = [g for g in gpus if g.get("cc_t")]
+    if newest_t and known and all(g["cc_t"] < newest_t for g in known):
+        g = known[0]
+        have = ".".join(map(str, g["cc_t"]))
+        _bump(
+            ranked,
+            "arch-unsupported",
+            -RULE_OUT,
+            f"fact: {g.get('name') or 'the GPU'} has compute capability {have}, older than the {newest}+ GPUs "
+            "this message fails on when the library is too old",
         )
 
 

@@ -23,16 +23,23 @@ class Signature:
     source: str
     refines: tuple[str, ...] = ()  # less precise signatures this one replaces on the same line
     fix: tuple[str, ...] = ()  # steps for this error, whichever cause wins; {name} is filled from the pattern
+    fix_for: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)  # steps for one cause only
     context_for: tuple[str, ...] = ()  # a context line: counts only next to an error that allows one of these
     min_cc: str | None = None  # the failing feature needs this compute capability (facts can confirm)
+    new_gpu_cc: str | None = None  # arch-unsupported means a GPU this new or newer (facts can rule it out)
 
     @property
     def is_context(self) -> bool:
         return bool(self.context_for)
 
-    def fixes_for(self, captures: dict[str, str]) -> list[str]:
-        """The fix steps with {name} replaced by what the pattern captured (or <name>)."""
-        return [PLACEHOLDER.sub(lambda m: captures.get(m.group(1)) or f"<{m.group(1)}>", f) for f in self.fix]
+    def fixes_for(self, captures: dict[str, str], cause: str | None = None) -> list[str]:
+        """The steps for `cause` (its own first, then the shared ones), with {name} replaced by what
+        the pattern captured (or <name>)."""
+        steps = (*self.fix_for.get(cause or "", ()), *self.fix)
+        return [PLACEHOLDER.sub(lambda m: captures.get(m.group(1)) or f"<{m.group(1)}>", f) for f in steps]
+
+    def all_steps(self) -> tuple[str, ...]:
+        return (*self.fix, *(step for steps in self.fix_for.values() for step in steps))
 
     @property
     def primary(self) -> str:
@@ -54,8 +61,10 @@ def load() -> tuple[Signature, ...]:
             source=row.get("source", ""),
             refines=tuple(row.get("refines", ())),
             fix=tuple(row.get("fix", ())),
+            fix_for={cause: tuple(steps) for cause, steps in row.get("fix_for", {}).items()},
             context_for=tuple(row.get("context_for", ())),
             min_cc=row.get("min_cc"),
+            new_gpu_cc=row.get("new_gpu_cc"),
         )
         for row in rows
     )
@@ -85,6 +94,11 @@ def validate() -> list[str]:
         problems += [
             f"{sig.id}: unknown cause {c}" for c in (*sig.causes, *sig.context_for) if c not in causes
         ]
+        problems += [
+            f"{sig.id}: fix_for names {c}, which causes does not list"
+            for c in sig.fix_for
+            if c not in sig.causes
+        ]
         if not sig.examples or not sig.counter_examples:
             problems.append(f"{sig.id}: needs at least one example and one counter-example")
         for ex in sig.examples:
@@ -93,12 +107,15 @@ def validate() -> list[str]:
                 problems.append(f"{sig.id}: no anchor occurs in example {ex[:60]!r}")
             if not sig.regex.search(ex):
                 problems.append(f"{sig.id}: pattern does not match example {ex[:60]!r}")
-        if sig.min_cc is not None and versions.cc_tuple(sig.min_cc) is None:
-            problems.append(f"{sig.id}: min_cc {sig.min_cc!r} does not parse")
+        problems += [
+            f"{sig.id}: {name} {value!r} does not parse"
+            for name, value in (("min_cc", sig.min_cc), ("new_gpu_cc", sig.new_gpu_cc))
+            if value is not None and versions.cc_tuple(value) is None
+        ]
         groups = set(sig.regex.groupindex)
         problems += [
             f"{sig.id}: fix names {{{name}}}, which the pattern does not capture"
-            for step in sig.fix
+            for step in sig.all_steps()
             for name in PLACEHOLDER.findall(step)
             if name not in groups
         ]
