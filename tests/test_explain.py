@@ -590,3 +590,75 @@ def test_cuda_invalid_argument_is_a_defect_first_with_the_allocator_switch() -> 
     )
     assert top(exp)[0] == "library-bug"
     assert any("--disable-cuda-malloc" in f for f in exp.causes[0].fixes)
+
+
+DESERIALIZE = (
+    "RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. "
+    "If you are running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu') "
+    "to map your storages to the CPU.\n"
+)
+
+
+def test_a_cuda_checkpoint_on_a_machine_without_cuda_reads_the_build_from_the_facts() -> None:
+    assert top(explain_text(DESERIALIZE)) == [
+        "cpu-only-build",
+        "no-gpu-visible",
+    ]  # no facts: the usual reading
+    cpu = explain_text(
+        DESERIALIZE, {"framework_version": "torch 2.3.0+cpu", "gpu": "NVIDIA GeForce RTX 3090"}
+    )
+    assert top(cpu)[0] == "cpu-only-build" and cpu.causes[0].findings
+    cuda = explain_text(DESERIALIZE, {"framework_version": "torch 2.3.0+cu121"})
+    assert top(cuda)[0] == "no-gpu-visible"
+    ruled_out = next(c for c in cuda.causes if c.id == "cpu-only-build")
+    assert ruled_out.reasons == ["fact: PyTorch 2.3.0+cu121 (CUDA 12.1) is a CUDA build"]
+    assert "map_location='cpu'" in rank.cause_json(cuda.causes, 0)["fix"][0]
+
+
+HALF_ON_CPU = "RuntimeError: \"addmm_impl_cpu_\" not implemented for 'Half'\n"
+
+
+def test_half_precision_on_the_cpu_is_a_dtype_problem_unless_the_machine_has_a_gpu() -> None:
+    alone = explain_text(HALF_ON_CPU)
+    assert top(alone)[0] == "dtype-mismatch"
+    assert "addmm_impl_cpu_ is a CPU kernel with no Half version" in alone.causes[0].fixes[0]
+    # huatuo#43: a GPU machine whose torch ran fp16 on the CPU had a CPU-only torch
+    with_gpu = explain_text(HALF_ON_CPU, {"gpu": "NVIDIA GeForce RTX 3070 Ti"})
+    assert top(with_gpu)[:2] == ["cpu-only-build", "no-gpu-visible"]
+    assert "+cpu" in with_gpu.causes[0].fixes[0]
+    # Sparse4D#73: autocast's warning that CUDA is not available points at visibility too
+    warned = explain_text(
+        "UserWarning: User provided device_type of 'cuda', but CUDA is not available. Disabling\n"
+        "RuntimeError: \"slow_conv2d_cpu\" not implemented for 'Half'\n"
+    )
+    assert top(warned)[0] == "no-gpu-visible"
+    assert (
+        explain_text(
+            "UserWarning: User provided device_type of 'cuda', but CUDA is not available. Disabling\n"
+        ).causes
+        == []
+    )
+
+
+def test_nvml_unknown_error_is_a_container_that_lost_its_gpu() -> None:
+    exp = explain_text("root@098b49afe624:/# nvidia-smi\nFailed to initialize NVML: Unknown Error\n")
+    assert top(exp)[0] == "no-gpu-visible" and "daemon-reload" in exp.causes[0].fixes[0]
+    assert (
+        top(explain_text("Failed to initialize NVML: Driver/library version mismatch\n"))[0]
+        != "no-gpu-visible"
+    )
+
+
+def test_generator_device_mismatch_names_both_devices() -> None:
+    exp = explain_text("RuntimeError: Expected a 'cuda' device type for generator but found 'cpu'\n")
+    assert top(exp)[0] == "device-mismatch"
+    assert "generator is on cpu while the default tensor device is cuda" in exp.causes[0].fixes[0]
+    assert "torch.Generator(device='cuda')" in exp.causes[0].fixes[0]
+
+
+def test_a_device_index_beyond_the_visible_gpus() -> None:
+    exp = explain_text(
+        "torch.cuda.DeferredCudaCallError: CUDA call failed lazily at initialization with error: "
+        'device >= 0 && device < num_gpus INTERNAL ASSERT FAILED at "../aten/src/ATen/cuda/CUDAContext.cpp":50\n'
+    )
+    assert top(exp)[0] == "no-gpu-visible" and "CUDA_VISIBLE_DEVICES" in exp.causes[0].fixes[0]

@@ -154,6 +154,8 @@ def capture_rules(ranked: dict[str, RankedCause], matches: list[Match], snap: Sn
                 0.0,
                 f"the driver supports CUDA {found} (found version {caps['driver_cuda_int']})",
             )
+        if caps.get("cpu_op") and gpus:
+            _gpu_left_idle_rule(ranked, m.line, caps["cpu_op"], gpus)
         if caps.get("smem_limit", "").isdigit():
             _shared_memory_rule(ranked, m.line, int(caps["smem_limit"]))
         if caps.get("home_list") and caps["home_list"] not in seen_lists:
@@ -167,6 +169,16 @@ def capture_rules(ranked: dict[str, RankedCause], matches: list[Match], snap: Sn
             0.5,
             "a tensor with more than 2^31 elements: kernels with 32-bit index math overflow",
         )
+
+
+def _gpu_left_idle_rule(
+    ranked: dict[str, RankedCause], line: int, op: str, gpus: list[dict[str, Any]]
+) -> None:
+    """A half-precision op ran on the CPU of a machine that has a GPU: the GPU was not usable."""
+    name = gpus[0].get("name") or "a GPU"
+    reason = f"line {line}: {op} ran on the CPU, yet the machine has {name}"
+    _bump(ranked, "cpu-only-build", 0.5, reason + ": a CPU-only framework build never uses it")
+    _bump(ranked, "no-gpu-visible", 0.4, reason + ": hidden from the process, or no driver")
 
 
 TURING_SHARED_MEMORY = 65536  # bytes per block: Turing and older consumer GPUs; Ampere+ allow more
@@ -238,9 +250,19 @@ def context_rules(
         _min_cc_rule(ranked, root.sig.min_cc, view.gpus(snap))
     if root is not None and root.sig.new_gpu_cc:
         _new_gpu_rule(ranked, root.sig.new_gpu_cc, view.gpus(snap))
+    if "cpu-only-build" in ranked:
+        _cuda_build_rule(ranked, view.frameworks(snap))
     for name, info in view.frameworks(snap):
         if PRE_RELEASE.search(str(info.get("version") or "")):
             _bump(ranked, "library-bug", 0.15, f"{view.describe(name, info)} is a pre-release build")
+
+
+def _cuda_build_rule(ranked: dict[str, RankedCause], frameworks: list[tuple[str, dict[str, Any]]]) -> None:
+    """Every framework the facts know is a CUDA build: a CPU-only build is not what failed."""
+    builds = {name: info.get("build") for name, info in frameworks}
+    if builds and all(build == "cuda" for build in builds.values()):
+        named = ", ".join(view.describe(name, info) for name, info in frameworks)
+        _bump(ranked, "cpu-only-build", -RULE_OUT, f"fact: {named} is a CUDA build")
 
 
 def _min_cc_rule(ranked: dict[str, RankedCause], need: str, gpus: list[dict[str, Any]]) -> None:
