@@ -696,6 +696,10 @@ def test_numpy_abi_mismatch_fires_for_torch_built_against_numpy_1() -> None:
     assert r.findings[0].fix[0] == "pip install 'numpy<2'" and "'torch>=2.3.0'" in r.findings[0].fix[1]
     tf = stated({}, python__packages={"tensorflow-cpu": "2.17.1", "numpy": "2.1.3"})
     assert outcome("numpy-abi-mismatch", tf)[1] == ["numpy-abi-mismatch"]
+    jax_old = stated({}, python__packages={"jaxlib": "0.4.25", "jax": "0.4.25", "numpy": "2.0.1"})
+    assert outcome("numpy-abi-mismatch", jax_old)[1] == ["numpy-abi-mismatch"]
+    jax_new = stated({}, python__packages={"jaxlib": "0.4.26", "jax": "0.4.26", "numpy": "2.0.1"})
+    assert outcome("numpy-abi-mismatch", jax_new) == ("ok", [])
 
 
 def test_numpy_abi_mismatch_is_silent_on_this_real_environment_and_on_numpy_1() -> None:

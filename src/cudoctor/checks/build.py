@@ -248,7 +248,7 @@ def companion_version_mismatch(snap: Snapshot) -> list[Finding]:
 
 @check("numpy-abi-mismatch", "binary-incompatible", LAYER, requires=("python.packages",))
 def numpy_abi_mismatch(snap: Snapshot) -> list[Finding]:
-    """NumPy 2 is installed next to a framework built against NumPy 1.x (torch < 2.3, TensorFlow < 2.18):
+    """NumPy 2 is installed next to a framework built against NumPy 1.x (torch < 2.3, TensorFlow < 2.18, jaxlib < 0.4.26):
     its import warns 'compiled using NumPy 1.x' and tensor <-> array conversion fails."""
     installed = snap.value("python.packages") or {}
     numpy = installed.get("numpy")
