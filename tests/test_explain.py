@@ -662,3 +662,22 @@ def test_a_device_index_beyond_the_visible_gpus() -> None:
         'device >= 0 && device < num_gpus INTERNAL ASSERT FAILED at "../aten/src/ATen/cuda/CUDAContext.cpp":50\n'
     )
     assert top(exp)[0] == "no-gpu-visible" and "CUDA_VISIBLE_DEVICES" in exp.causes[0].fixes[0]
+
+
+def test_round_12_wordings() -> None:
+    dst = explain_text(
+        "tensorflow.python.framework.errors_impl.InternalError: Failed copying input tensor from "
+        "/job:localhost/replica:0/task:0/device:CPU:0 to /job:localhost/replica:0/task:0/device:GPU:0 "
+        "in order to run _EagerConst: Dst tensor is not initialized.\n"
+    )
+    assert top(dst)[0] == "gpu-oom" and "batch" in dst.causes[0].fixes[0]
+    triton = explain_text(
+        "RuntimeError: Found Tesla P40 which is too old to be supported by the triton GPU compiler, which is "
+        "used as the backend. Triton only supports devices of CUDA Capability >= 7.0, but your device is of "
+        "CUDA capability 6.1\n"
+    )
+    assert top(triton) == ["arch-unsupported"] and "which Tesla P40 lacks" in triton.causes[0].fixes[0]
+    header = explain_text('cuda_fp16.h(129): catastrophic error: cannot open source file "vector_types.h"\n')
+    assert top(header)[0] == "toolchain-not-found" and "vector_types.h" in header.causes[0].fixes[0]
+    # a temp .cu file that cannot be opened is not a missing header (cupy#2100: a non-ASCII user path)
+    assert explain_text('Catastrophic error: cannot open source file "C:\\Temp\\x.cubin.cu"\n').causes == []
