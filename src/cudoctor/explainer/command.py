@@ -107,8 +107,8 @@ def to_json(exp: rank.Explanation, framework: str | None = None) -> dict[str, An
 
 
 def new_steps(causes: list[dict[str, Any]]) -> list[list[str]]:
-    """Each cause's fix steps less those an earlier cause already lists (a signature's steps
-    are attached to every cause it allows; a reader needs them once)."""
+    """Each cause's fix steps less those an earlier cause already lists (a signature's shared
+    `fix` steps are attached to every cause it allows; a reader needs them once)."""
     seen: set[str] = set()
     out = []
     for c in causes:
