@@ -197,6 +197,12 @@ def test_explain_text_and_check_api() -> None:
         and "CUDA_LAUNCH_BLOCKING=1" in str(d)
     )
     assert not cudoctor.explain("all good").matched
+    # tensorflow/tensorflow#64809: a notebook cell's TensorRT notice is not the error
+    notice = cudoctor.explain(
+        "W tensorflow/compiler/tf2tensorrt/utils/py_utils.cc:38] TF-TRT Warning: Could not find TensorRT"
+    )
+    assert not notice.matched and [h["id"] for h in notice.harmless] == ["tf-tensorrt-not-found"]
+    assert str(notice).startswith("cudoctor: no error found") and "TensorRT not installed" in str(notice)
     report = cudoctor.check(facts={"gpu": "A100", "framework_version": "tensorflow-gpu 1.13.1"}, live=False)
     assert [f.id for f in report.findings][:1] == ["arch-unsupported"] and report.exit_code == 1
 

@@ -32,6 +32,7 @@ class Diagnosis:
     root: dict[str, Any] | None
     causes: list[dict[str, Any]]
     matched: bool  # True when a known GPU / BLAS / operand error signature was found
+    harmless: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # known harmless lines seen
 
     @property
     def top(self) -> dict[str, Any] | None:
@@ -40,6 +41,9 @@ class Diagnosis:
     def summary(self, max_causes: int = 2) -> str:
         """A few lines for a PEP 678 note or a notebook: root, best causes, first fixes."""
         if not self.matched or not self.causes:
+            if self.harmless:
+                titles = "; ".join(h["title"] for h in self.harmless)
+                return f"cudoctor: no error found; these lines are known to be harmless: {titles}."
             return "cudoctor: no known GPU/BLAS error signature in this error."
         lines = []
         if self.root:
@@ -80,4 +84,4 @@ def explain(
         snap = snap.merged_with(collect_live())
     exp = rank.explain(result, snap, other=str((facts or {}).get("other", "")))
     doc = to_json(exp, framework)
-    return Diagnosis(doc["root"], doc["causes"], exp.root is not None)
+    return Diagnosis(doc["root"], doc["causes"], exp.root is not None, doc["benign"])

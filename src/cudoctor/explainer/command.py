@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from cudoctor.explainer import rank, scan
+from cudoctor.explainer import benign, rank, scan
 from cudoctor.inputs import InputError, build_snapshot
 from cudoctor.model import Snapshot
 
@@ -97,6 +97,7 @@ def to_json(exp: rank.Explanation, framework: str | None = None) -> dict[str, An
             {"line": m.line, "signature": m.sig.id, "text": m.text[:500], "captures": m.captures}
             for m in exp.matches[:200]
         ],
+        "benign": benign.to_json(exp.scan.benign),
         "stats": {
             "lines": exp.scan.lines,
             "bytes": exp.scan.bytes,
@@ -130,6 +131,8 @@ def to_text(doc: dict[str, Any], verbose: bool) -> str:
         out.append(
             f"No known GPU/BLAS error signature matched; last error-looking line ({root['line']}): {root['text'][:400]}"
         )
+    elif doc["benign"]:
+        out.append("No error found: every line here that looks like one is a known harmless message.")
     else:
         out.append("No known GPU/BLAS error signature matched.")
     shown_root = _root_evidence(root)
@@ -143,12 +146,39 @@ def to_text(doc: dict[str, Any], verbose: bool) -> str:
             out.append(f"   evidence: {e}")
         for j, step in enumerate(steps[: None if verbose else (3 if i == 1 else 1)], 1):
             out.append(f"   fix {j}: {step}")
+    out += _benign_text(doc["benign"], full=verbose or not root)
+    if doc["benign"] and not root:
+        out += ["", RERUN_HINT]
     if verbose:
         out.append("")
         out.append(
             f"scanned {doc['stats']['lines']} lines ({doc['stats']['bytes']} bytes) with {doc['stats']['engine']}; matches: {doc['stats']['matches_by_signature']}"
         )
     return "\n".join(out) + "\n"
+
+
+RERUN_HINT = (
+    "If your program failed, its error is not in this log. Capture all of its output "
+    "(python train.py 2>&1 | tee run.log) and run: cudoctor explain run.log"
+)
+
+
+def _benign_text(hits: list[dict[str, Any]], full: bool) -> list[str]:
+    """Known harmless lines: one summary line, or each kind with why it is harmless."""
+    if not hits:
+        return []
+    if not full:
+        titles = "; ".join(h["title"] for h in hits)
+        return ["", f"Ignored known harmless lines ({titles}); -v says why."]
+    out = ["", "Known harmless lines:"]
+    for h in hits:
+        more = f" (+{h['seen'] - 1} more like it)" if h["seen"] > 1 else ""
+        out.append(f"- line {h['line']}{more}: {h['title']}")
+        out.append(f"    {h['text'][:200]}")
+        out.append(f"    harmless: {h['why']}")
+        if h["matters"]:
+            out.append(f"    matters: {h['matters']}")
+    return out
 
 
 def to_markdown(doc: dict[str, Any]) -> str:
@@ -161,6 +191,11 @@ def to_markdown(doc: dict[str, Any]) -> str:
         lines += ["Evidence:", ""] + [f"- `{e}`" for e in c["evidence"]] + [""]
         if steps:
             lines += ["Fix:", ""] + [f"{j}. {s}" for j, s in enumerate(steps, 1)] + [""]
+    if doc["benign"]:
+        lines += ["### Known harmless lines", ""]
+        lines += [f"- line {h['line']}: {h['title']}. {h['why']}" for h in doc["benign"]] + [""]
+        if not root:
+            lines += [RERUN_HINT, ""]
     return "\n".join(lines)
 
 

@@ -60,11 +60,13 @@ def relevant(matches: list[Match]) -> list[Match]:
 
 
 def fallback_root(scan: ScanResult) -> tuple[int, str] | None:
-    """With no signature match: the last line that looks like an exception, else the last line."""
-    for n, raw in reversed(scan.tail):
+    """With no signature match: the last line that looks like an exception, else the last line;
+    known harmless lines are passed over (None when they are all the log has)."""
+    lines = [(n, raw) for n, raw in scan.tail if n not in scan.harmless_tail]
+    for n, raw in reversed(lines):
         if re.search(r"\b\w*(?:Error|Exception|error|FAIL)\b", raw):
             return n, raw.rstrip()
-    return scan.tail[-1] if scan.tail else None
+    return lines[-1] if lines else None
 
 
 def _weights(m: Match) -> dict[str, float]:

@@ -17,7 +17,8 @@ import sys
 from collections.abc import Callable
 from typing import IO
 
-from cudoctor.explainer import signatures
+from cudoctor.explainer import benign, signatures
+from cudoctor.explainer.benign import BenignHit
 from cudoctor.explainer.signatures import Signature
 
 CHUNK = 8 << 20
@@ -60,6 +61,12 @@ class ScanResult:
     bytes: int = 0
     tail: list[tuple[int, str]] = dataclasses.field(default_factory=list)
     engine: str = ""
+    # known harmless lines, by kind: those an error anchor led to, and those in the tail
+    benign: dict[str, BenignHit] = dataclasses.field(default_factory=dict)
+    harmless_tail: set[int] = dataclasses.field(default_factory=set)  # tail lines that are harmless
+    vetoed: collections.deque[int] = dataclasses.field(
+        default_factory=lambda: collections.deque(maxlen=TAIL_LINES)
+    )  # the last lines a signature would have matched, had they not been harmless
 
 
 def normalise(raw: str) -> tuple[str, str, int | None]:
@@ -178,6 +185,7 @@ def scan(
         _window(carry, 0, len(carry), line_base, pre.offsets(carry), result, tail)
     result.lines = line_base - 1 + (0 if last == b"\n" else 1)
     result.tail = [(n, _decode(b)) for n, b in tail]
+    _harmless_tail(result)
     return result
 
 
@@ -195,6 +203,20 @@ def _window(
     newlines = buf.count(b"\n", start, end)
     _remember_tail(buf, start, end, line_base + newlines, tail)
     return newlines
+
+
+def _harmless_tail(result: ScanResult) -> None:
+    """Known harmless lines among the last ones; harmless lines have no anchor of their own in the
+    prefilter (a log can hold millions of them), so only the tail and anchored lines are looked at."""
+    for n, raw in result.tail:
+        if n in result.vetoed:
+            result.harmless_tail.add(n)
+            continue
+        text = normalise(raw)[0]
+        harmless = benign.match(text)
+        if harmless is not None:
+            benign.record(result.benign, harmless, n, text)
+            result.harmless_tail.add(n)
 
 
 def _decode(raw: bytes) -> str:
@@ -235,6 +257,11 @@ def _match_lines(
 
 def _match_one(line_no: int, raw: str, result: ScanResult) -> None:
     text, body, rank = normalise(raw)
+    harmless = benign.match(text)
+    if harmless is not None:  # never a root error, even where a signature would match
+        benign.record(result.benign, harmless, line_no, text)
+        result.vetoed.append(line_no)
+        return
     low = body.lower()
     tried: set[str] = set()
     for anchor, sigs in signatures.anchor_index().items():
