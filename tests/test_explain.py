@@ -640,6 +640,38 @@ def test_half_precision_on_the_cpu_is_a_dtype_problem_unless_the_machine_has_a_g
     )
 
 
+def test_a_stated_cuda_visible_devices_is_the_first_suspect_when_no_gpu_was_seen() -> None:
+    log = (
+        "UserWarning: User provided device_type of 'cuda', but CUDA is not available. Disabling\n"
+        "RuntimeError: \"slow_conv2d_cpu\" not implemented for 'Half'\n"
+    )
+    # Sparse4D#73, stated in prose: the setting is the suspect while the GPU count is unknown
+    before = explain_text(log, {"other": "local_test.sh runs train.py"})
+    prose = explain_text(log, {"other": "local_test.sh exports CUDA_VISIBLE_DEVICES=3"})
+    assert top(prose)[0] == top(before)[0] == "no-gpu-visible"
+    gap = lambda exp: exp.causes[0].score - exp.causes[1].score  # noqa: E731
+    assert gap(prose) == pytest.approx(gap(before) + 0.2)
+    assert "CUDA_VISIBLE_DEVICES='3' was set" in prose.causes[0].reasons[0]
+    assert any("nvidia-smi -L" in f for f in prose.causes[0].fixes)
+    # with the GPUs known, the no-gpu-visible check decides: index 3 of one GPU is confirmed
+    one_gpu = {"gpu": "RTX 3090", "framework_version": "torch 2.1.0+cu121"}
+    confirmed = explain_text(log, {**one_gpu, "other": "CUDA_VISIBLE_DEVICES=3"})
+    assert top(confirmed)[0] == "no-gpu-visible" and confirmed.causes[0].findings
+    # ... and index 0 of one GPU is no suspect at all
+    fine = explain_text(log, {**one_gpu, "other": "CUDA_VISIBLE_DEVICES=0"})
+    assert not fine.causes[0].findings
+    assert all("CUDA_VISIBLE_DEVICES" not in r for c in fine.causes for r in c.reasons)
+    # no setting stated: no such reason
+    silent = explain_text(log, {"other": "ran it with python test.py"})
+    assert all("CUDA_VISIBLE_DEVICES" not in r for c in silent.causes for r in c.reasons)
+    # an error that does not allow no-gpu-visible gains nothing from the setting
+    shape = explain_text(
+        "RuntimeError: mat1 and mat2 shapes cannot be multiplied (1x3 and 4x5)\n",
+        {"other": "CUDA_VISIBLE_DEVICES=3"},
+    )
+    assert "no-gpu-visible" not in [c.id for c in shape.causes]
+
+
 def test_nvml_unknown_error_is_a_container_that_lost_its_gpu() -> None:
     exp = explain_text("root@098b49afe624:/# nvidia-smi\nFailed to initialize NVML: Unknown Error\n")
     assert top(exp)[0] == "no-gpu-visible" and "daemon-reload" in exp.causes[0].fixes[0]

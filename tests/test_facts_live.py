@@ -141,9 +141,30 @@ def test_stated_facts_become_snapshot_facts() -> None:
             "os": "Ubuntu 20.04 (WSL)",
         }
     )
-    assert snap.value("gpu.devices") == [{"index": 0, "name": "Tesla P40", "cc": "6.1"}]
+    devices = snap.value("gpu.devices")
+    assert len(devices) == 8 and devices[7] == {"index": 7, "name": "Tesla P40", "cc": "6.1"}
     assert snap.value("framework.torch")["cuda"] == "10.0"
     assert snap.value("driver.cuda_version") == "11.4"
     assert snap.value("cudnn.versions") == ["8.5.0"]
     assert snap.value("host.wsl") is True
     assert snap.get("driver.version").source == "stated:driver"  # type: ignore[union-attr]
+
+
+def test_stated_settings_in_prose_become_env_facts() -> None:
+    snap = from_stated(
+        {
+            "other": "local_test.sh exports CUDA_VISIBLE_DEVICES=3, and XLA_PYTHON_CLIENT_MEM_FRACTION='.9'; "
+            "LD_LIBRARY_PATH=/usr/local/cuda-10.0/lib64",
+            "container": "docker run -e NVIDIA_VISIBLE_DEVICES=all",
+        }
+    )
+    # values only: a stated path names a directory on their machine, not this one
+    assert snap.value("env") == {
+        "CUDA_VISIBLE_DEVICES": "3",
+        "XLA_PYTHON_CLIENT_MEM_FRACTION": ".9",
+        "NVIDIA_VISIBLE_DEVICES": "all",
+    }
+    assert from_stated({"other": "CUDA_VISIBLE_DEVICES=0,1 python train.py"}).value("env") == {
+        "CUDA_VISIBLE_DEVICES": "0,1"
+    }
+    assert from_stated({"other": "ran python train.py on 2 GPUs"}).status("env").value == "unknown"

@@ -254,6 +254,8 @@ def context_rules(
         _new_gpu_rule(ranked, root.sig.new_gpu_cc, view.gpus(snap))
     if "cpu-only-build" in ranked:
         _cuda_build_rule(ranked, view.frameworks(snap))
+    if "no-gpu-visible" in ranked:
+        _visible_devices_rule(ranked, view.env(snap).get("CUDA_VISIBLE_DEVICES"), view.gpus(snap))
     for name, info in view.frameworks(snap):
         if PRE_RELEASE.search(str(info.get("version") or "")):
             _bump(ranked, "library-bug", 0.15, f"{view.describe(name, info)} is a pre-release build")
@@ -265,6 +267,23 @@ def _cuda_build_rule(ranked: dict[str, RankedCause], frameworks: list[tuple[str,
     if builds and all(build == "cuda" for build in builds.values()):
         named = ", ".join(view.describe(name, info) for name, info in frameworks)
         _bump(ranked, "cpu-only-build", -RULE_OUT, f"fact: {named} is a CUDA build")
+
+
+def _visible_devices_rule(
+    ranked: dict[str, RankedCause], cvd: str | None, gpus: list[dict[str, Any]]
+) -> None:
+    """The process saw no GPU and CUDA_VISIBLE_DEVICES was set: that setting is the first suspect.
+    (With the GPU count known, the no-gpu-visible check decides instead, and confirms it.)"""
+    if cvd is None or gpus:
+        return
+    _bump(
+        ranked,
+        "no-gpu-visible",
+        0.2,
+        f"fact: CUDA_VISIBLE_DEVICES={cvd!r} was set; it hides GPUs, and renumbers the ones it shows from 0",
+        "Check CUDA_VISIBLE_DEVICES against nvidia-smi -L: it lists indices from that list (0..N-1), "
+        "and an index the machine lacks hides the GPU",
+    )
 
 
 def _min_cc_rule(ranked: dict[str, RankedCause], need: str, gpus: list[dict[str, Any]]) -> None:

@@ -28,6 +28,21 @@ KEYS = (
     "other",
 )
 
+# Settings a person may state in prose ("the script exports CUDA_VISIBLE_DEVICES=3"); values only,
+# never paths, which would name directories on their machine, not this one.
+STATED_SETTINGS = (
+    "CUDA_VISIBLE_DEVICES",
+    "NVIDIA_VISIBLE_DEVICES",
+    "CUDA_DEVICE_ORDER",
+    "CUDA_LAUNCH_BLOCKING",
+    "CUDA_MODULE_LOADING",
+    "XLA_PYTHON_CLIENT_PREALLOCATE",
+    "XLA_PYTHON_CLIENT_MEM_FRACTION",
+    "JAX_PLATFORMS",
+    "TF_FORCE_GPU_ALLOW_GROWTH",
+)
+SETTING = re.compile(r"\b(" + "|".join(STATED_SETTINGS) + r")\s*=\s*[\"']?([^\s\"';]*)")
+
 FRAMEWORK_WORDS = (
     (re.compile(r"\b(tensorflow|tf)\b", re.I), "tensorflow"),
     (re.compile(r"\b(torch|pytorch)\b", re.I), "torch"),
@@ -43,15 +58,19 @@ def _text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+MAX_STATED_GPUS = 64
+
+
 def split_gpus(text: str) -> list[str]:
-    """'8x Tesla P40' -> ['Tesla P40']; 'GTX 1080 Ti and RTX 2080 Ti' -> both."""
+    """'2x Tesla P40' -> ['Tesla P40', 'Tesla P40'] (one per GPU); 'GTX 1080 Ti and RTX 2080 Ti' -> both."""
     parts = re.split(r"\s*(?:,|;|\band\b|\+|/(?=\s*[A-Za-z]))\s*", text)
-    out = []
+    out: list[str] = []
     for p in parts:
-        p = re.sub(r"^\d+\s*[x×]\s*", "", p.strip())
+        count = re.match(r"^(\d+)\s*[x×]\s*", p.strip())
+        p = p.strip()[count.end() :] if count else p.strip()
         if p and re.search(r"[a-zA-Z]", p):
-            out.append(p)
-    return out
+            out += [p] * min(int(count.group(1)) if count else 1, MAX_STATED_GPUS)
+    return out[:MAX_STATED_GPUS]
 
 
 def gpu_facts(gpu: str, cc_text: str) -> list[Fact]:
@@ -164,6 +183,12 @@ def os_facts(text: str) -> list[Fact]:
     ]
 
 
+def env_facts(text: str) -> list[Fact]:
+    """The settings (STATED_SETTINGS) a text assigns, as the `env` fact; the last assignment wins."""
+    found = {m.group(1): m.group(2).rstrip(",.") for m in SETTING.finditer(text)}
+    return [known("env", found, "stated:other")] if found else []
+
+
 def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) -> Snapshot:
     """A Snapshot of the facts a person stated; keys not stated stay unknown."""
     snap = Snapshot(origin="stated")
@@ -189,4 +214,6 @@ def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) ->
     for key in ("python", "container", "other"):
         if get(key):
             snap.add(known(f"stated.{key}", get(key), f"stated:{key}"))
+    for fact in env_facts(get("container") + "\n" + get("other")):
+        snap.add(fact)
     return snap
