@@ -715,3 +715,27 @@ def test_numpy_abi_mismatch_is_silent_on_this_real_environment_and_on_numpy_1() 
     old = stated({}, python__packages={"torch": "2.2.2+cpu", "numpy": "1.26.4"})
     assert outcome("numpy-abi-mismatch", old) == ("ok", [])
     assert outcome("numpy-abi-mismatch", stated({}))[0] == "unknown"
+
+
+SHM_64_MIB = {"path": "/dev/shm", "size_bytes": 64 << 20, "free_bytes": 60 << 20}
+
+
+def test_shared_memory_small_cases(tmp_path: Path) -> None:
+    docker = stated({}, framework__torch=torch_cuda(), host__shm=SHM_64_MIB, host__container="docker")
+    r = run_check("shared-memory-small", docker)
+    assert finding_ids(r) == ["shared-memory-small"] and "64 MiB" in r.findings[0].title
+    assert r.findings[0].fix[0].startswith("Start the container with more: docker run --shm-size=16g")
+    bare = stated({}, framework__torch=torch_cuda(), host__shm=SHM_64_MIB)
+    assert "remount" in run_check("shared-memory-small", bare).findings[0].fix[0]
+    big = dict(SHM_64_MIB, size_bytes=16 << 30)
+    assert outcome("shared-memory-small", stated({}, framework__torch=torch_cuda(), host__shm=big)) == (
+        "ok",
+        [],
+    )
+    # DataLoader workers are PyTorch's: without torch a small /dev/shm is no finding
+    assert outcome("shared-memory-small", stated({}, host__shm=SHM_64_MIB)) == ("ok", [])
+    assert outcome("shared-memory-small", stated({}, framework__torch=torch_cuda()))[0] == "unknown"
+    # the fact itself, read from real filesystems
+    fact = host.shared_memory(str(tmp_path))
+    assert fact.value["size_bytes"] > 0 and fact.value["free_bytes"] <= fact.value["size_bytes"]
+    assert host.shared_memory(str(tmp_path / "missing")).status.value == "absent"

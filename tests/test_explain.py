@@ -713,3 +713,33 @@ def test_round_12_wordings() -> None:
     assert top(header)[0] == "toolchain-not-found" and "vector_types.h" in header.causes[0].fixes[0]
     # a temp .cu file that cannot be opened is not a missing header (cupy#2100: a non-ASCII user path)
     assert explain_text('Catastrophic error: cannot open source file "C:\\Temp\\x.cubin.cu"\n').causes == []
+
+
+def test_round_13_wordings() -> None:
+    bus = explain_text(
+        "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).\n"
+    )
+    assert top(bus)[0] == "shm-exhausted"
+    assert "--shm-size" in rank.cause_json(bus.causes, 0)["fix"][0]
+    write = explain_text(
+        "RuntimeError: unable to write to file </torch_31911_952036340_6686>: No space left on device (28)\n"
+    )
+    assert top(write)[0] == "shm-exhausted"
+    # a full disk is not full shared memory
+    assert (
+        explain_text("OSError: [Errno 28] No space left on device: '/data/ckpt/epoch_10.pt'\n").causes == []
+    )
+    # a DataLoader worker killed by the OOM killer is not a bus error
+    assert "shm-exhausted" not in top(
+        explain_text("RuntimeError: DataLoader worker (pid 12345) is killed by signal: Killed.\n")
+    )
+    mkl = explain_text(
+        "ImportError: /x/site-packages/torch/lib/libtorch_cpu.so: undefined symbol: iJIT_NotifyEvent\n"
+    )
+    assert top(mkl) == ["binary-incompatible"] and "mkl=2024.0" in mkl.causes[0].fixes[0]
+    assert (
+        top(explain_text("ImportError: /x/libtorch_cuda.so: undefined symbol: cudaGraphDebugDotPrint\n"))[0]
+        == "multiple-toolkits"
+    )
+    header = explain_text("/tmp/tmpdebje0fu/main.c:4:10: fatal error: Python.h: No such file or directory\n")
+    assert top(header) == ["toolchain-not-found"] and "python3-dev" in header.causes[0].fixes[0]

@@ -185,3 +185,37 @@ def install_path_brackets(snap: Snapshot) -> list[Finding]:
             ],
         )
     ]
+
+
+SMALL_SHM = 1 << 30  # bytes; Docker and Kubernetes give containers 64 MiB unless told otherwise
+
+
+@check("shared-memory-small", "shm-exhausted", LAYER, requires=("host.shm",))
+def shared_memory_small(snap: Snapshot) -> list[Finding]:
+    """/dev/shm is too small for PyTorch DataLoader workers (a container's 64 MiB default)."""
+    shm = snap.value("host.shm") or {}
+    size, free = shm.get("size_bytes"), shm.get("free_bytes")
+    if not isinstance(size, int) or size >= SMALL_SHM or "torch" not in dict(view.frameworks(snap)):
+        return []
+    container = snap.value("host.container")
+    where = f"this {container} container's" if container else "this machine's"
+    fix = (
+        [
+            "Start the container with more: docker run --shm-size=16g ... (or --ipc=host); docker compose: shm_size: '16gb'",
+            "Kubernetes: mount an emptyDir with medium: Memory at /dev/shm",
+        ]
+        if container
+        else ["sudo mount -o remount,size=16G /dev/shm (and set the size in /etc/fstab to keep it)"]
+    )
+    return [
+        finding(
+            "shared-memory-small",
+            "shm-exhausted",
+            Severity.WARNING,
+            f"{where} /dev/shm holds {size >> 20} MiB: PyTorch DataLoader workers (num_workers > 0) pass "
+            "batches through it and die with a bus error when it fills",
+            LAYER,
+            evidence=[f"{shm.get('path', '/dev/shm')}: {size >> 20} MiB, {(free or 0) >> 20} MiB free"],
+            fix=[*fix, "Or use fewer DataLoader workers (num_workers=0 needs no shared memory)"],
+        )
+    ]

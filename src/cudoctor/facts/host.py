@@ -10,7 +10,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from cudoctor.model import Fact, known, unknown
+from cudoctor.model import Fact, absent, known, unknown
 
 ENV_VARS = (
     "PATH",
@@ -168,7 +168,23 @@ def collect_host(env: Mapping[str, str]) -> list[Fact]:
             facts.append(known("host.cpu", parse_cpuinfo(fh.read()), "file:/proc/cpuinfo"))
     except OSError as exc:
         facts.append(unknown("host.cpu", "file:/proc/cpuinfo", str(exc)))
+    facts.append(shared_memory())
     return facts
+
+
+def shared_memory(path: str = "/dev/shm") -> Fact:
+    """Size and free space of the shared-memory filesystem that worker processes pass data through."""
+    if not os.path.isdir(path):
+        return absent("host.shm", f"statvfs:{path}", f"{path} does not exist on this system")
+    try:
+        st = os.statvfs(path)
+    except OSError as exc:
+        return unknown("host.shm", f"statvfs:{path}", str(exc))
+    return known(
+        "host.shm",
+        {"path": path, "size_bytes": st.f_blocks * st.f_frsize, "free_bytes": st.f_bavail * st.f_frsize},
+        f"statvfs:{path}",
+    )
 
 
 OPENMP_PREFIXES = ("libgomp", "libiomp5", "libomp", "libintlc")
