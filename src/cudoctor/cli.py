@@ -31,7 +31,9 @@ EPILOG_EXPLAIN = textwrap.dedent("""\
                                            a log from another machine, with the facts its owner stated
 
     The log may be any size (streamed), gzip-compressed, with colours, timestamps and
-    rank prefixes; this machine's facts are used unless --no-live is given.
+    rank prefixes; this machine's facts are used unless --no-live is given. Lines known to be
+    harmless (TensorFlow's plugin and CPU notices, a missing TensorRT, ...) are never taken for
+    the error; -v says why each is harmless.
     exit status: 0 no error found, 1 a root error was found, 2 unreadable input.
     """)
 
