@@ -148,3 +148,29 @@ def test_harmless_lines_far_from_the_end_still_never_become_the_root() -> None:
     # the two lines an error anchor led to are seen; the TF-TRT notice, far from the end, is not looked at
     assert exp.scan.benign["tf-tensorrt-not-found"].seen == 2
     assert exp.root_fallback == (103, "Epoch 99/100 - loss: 0.0099")
+
+
+def test_facts_only_problems_are_not_presented_as_the_logs_cause(tmp_path) -> None:
+    log = tmp_path / "run.log"
+    log.write_text("Epoch 1/2 - loss: 0.31\nEpoch 2/2 - loss: 0.12\n")
+    facts = tmp_path / "facts.json"
+    facts.write_text(json.dumps({"gpu": "GeForce RTX 3090", "framework_version": "torch 1.7.1+cu101"}))
+    out = cudoctor(["explain", str(log), "--facts", str(facts), "--no-live"])
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("No error found in this log; its last line (2): Epoch 2/2")
+    heading = "Problems found on this machine (from its facts; the log does not show them failing):"
+    assert heading in out.stdout and "[arch-unsupported" in out.stdout and "tee run.log" in out.stdout
+    doc = json.loads(
+        cudoctor(["explain", str(log), "--facts", str(facts), "--no-live", "--format", "json"]).stdout
+    )
+    assert doc["root"]["error_looking"] is False and doc["causes"][0]["id"] == "arch-unsupported"
+    markdown = cudoctor(
+        ["explain", str(log), "--facts", str(facts), "--no-live", "--format", "markdown"]
+    ).stdout
+    assert (
+        "No error found in this log." in markdown and heading in markdown and "**Root error**" not in markdown
+    )
+    # an unknown error line keeps the facts' problems as its possible causes, without the heading
+    log.write_text("ValueError: my own bug\n")
+    out = cudoctor(["explain", str(log), "--facts", str(facts), "--no-live"])
+    assert "last error-looking line (1): ValueError" in out.stdout and heading not in out.stdout

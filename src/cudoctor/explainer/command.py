@@ -88,7 +88,14 @@ def to_json(exp: rank.Explanation, framework: str | None = None) -> dict[str, An
             "rank": exp.root.rank,
         }
     elif exp.root_fallback is not None:
-        root = {"line": exp.root_fallback[0], "text": exp.root_fallback[1], "signature": None, "rank": None}
+        line, text = exp.root_fallback
+        root = {
+            "line": line,
+            "text": text,
+            "signature": None,
+            "rank": None,
+            "error_looking": rank.looks_like_error(text),
+        }
     return {
         "schema": 1,
         "root": root,
@@ -127,14 +134,18 @@ def to_text(doc: dict[str, Any], verbose: bool) -> str:
     root = doc["root"]
     if root and root.get("signature"):
         out.append(f"Root error (line {root['line']}): {root['text'][:400]}")
-    elif root:
+    elif root and root.get("error_looking", True):
         out.append(
             f"No known GPU/BLAS error signature matched; last error-looking line ({root['line']}): {root['text'][:400]}"
         )
+    elif root:
+        out.append(f"No error found in this log; its last line ({root['line']}): {root['text'][:400]}")
     elif doc["benign"]:
         out.append("No error found: every line here that looks like one is a known harmless message.")
     else:
         out.append("No known GPU/BLAS error signature matched.")
+    if doc["causes"] and not shows_error(root):
+        out += ["", FACTS_ONLY_HEADING]
     shown_root = _root_evidence(root)
     for i, (c, steps) in enumerate(zip(doc["causes"], new_steps(doc["causes"]), strict=True), 1):
         out.append("")
@@ -147,7 +158,7 @@ def to_text(doc: dict[str, Any], verbose: bool) -> str:
         for j, step in enumerate(steps[: None if verbose else (3 if i == 1 else 1)], 1):
             out.append(f"   fix {j}: {step}")
     out += _benign_text(doc["benign"], full=verbose or not root)
-    if doc["benign"] and not root:
+    if (doc["benign"] or root) and not shows_error(root):
         out += ["", RERUN_HINT]
     if verbose:
         out.append("")
@@ -155,6 +166,14 @@ def to_text(doc: dict[str, Any], verbose: bool) -> str:
             f"scanned {doc['stats']['lines']} lines ({doc['stats']['bytes']} bytes) with {doc['stats']['engine']}; matches: {doc['stats']['matches_by_signature']}"
         )
     return "\n".join(out) + "\n"
+
+
+FACTS_ONLY_HEADING = "Problems found on this machine (from its facts; the log does not show them failing):"
+
+
+def shows_error(root: dict[str, Any] | None) -> bool:
+    """Whether the log holds an error: a known signature or a line that reads like one."""
+    return bool(root) and (bool(root.get("signature")) or root.get("error_looking", True))
 
 
 RERUN_HINT = (
@@ -184,8 +203,12 @@ def _benign_text(hits: list[dict[str, Any]], full: bool) -> list[str]:
 def to_markdown(doc: dict[str, Any]) -> str:
     root = doc["root"]
     lines = ["## cudoctor explain", ""]
-    if root:
+    if root and shows_error(root):
         lines += [f"**Root error** (line {root['line']}):", "", "```", root["text"], "```", ""]
+    else:
+        lines += ["No error found in this log.", ""]
+    if doc["causes"] and not shows_error(root):
+        lines += [f"**{FACTS_ONLY_HEADING}**", ""]
     for i, (c, steps) in enumerate(zip(doc["causes"], new_steps(doc["causes"]), strict=True), 1):
         lines += [f"### {i}. {c['title']} (`{c['id']}`, confidence {c['confidence']:.2f})", "", c["why"], ""]
         lines += ["Evidence:", ""] + [f"- `{e}`" for e in c["evidence"]] + [""]
@@ -194,8 +217,8 @@ def to_markdown(doc: dict[str, Any]) -> str:
     if doc["benign"]:
         lines += ["### Known harmless lines", ""]
         lines += [f"- line {h['line']}: {h['title']}. {h['why']}" for h in doc["benign"]] + [""]
-        if not root:
-            lines += [RERUN_HINT, ""]
+    if not shows_error(root) and (doc["benign"] or root):
+        lines += [RERUN_HINT, ""]
     return "\n".join(lines)
 
 

@@ -59,12 +59,20 @@ def relevant(matches: list[Match]) -> list[Match]:
     return [m for m in matches if not m.sig.is_context or allowed.intersection(m.sig.context_for)]
 
 
+ERROR_LOOKING = re.compile(r"\b\w*(?:Error|Exception|error|FAIL)\b")
+
+
+def looks_like_error(text: str) -> bool:
+    """Whether a line reads like an exception or an error report (Error, Exception, FAIL)."""
+    return ERROR_LOOKING.search(text) is not None
+
+
 def fallback_root(scan: ScanResult) -> tuple[int, str] | None:
     """With no signature match: the last line that looks like an exception, else the last line;
     known harmless lines are passed over (None when they are all the log has)."""
     lines = [(n, raw) for n, raw in scan.tail if n not in scan.harmless_tail]
     for n, raw in reversed(lines):
-        if re.search(r"\b\w*(?:Error|Exception|error|FAIL)\b", raw):
+        if looks_like_error(raw):
             return n, raw.rstrip()
     return lines[-1] if lines else None
 
