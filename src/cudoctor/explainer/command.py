@@ -173,7 +173,9 @@ FACTS_ONLY_HEADING = "Problems found on this machine (from its facts; the log do
 
 def shows_error(root: dict[str, Any] | None) -> bool:
     """Whether the log holds an error: a known signature or a line that reads like one."""
-    return bool(root) and (bool(root.get("signature")) or root.get("error_looking", True))
+    if root is None:
+        return False
+    return bool(root.get("signature")) or bool(root.get("error_looking", True))
 
 
 RERUN_HINT = (
