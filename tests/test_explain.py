@@ -730,9 +730,9 @@ def test_round_13_wordings() -> None:
         explain_text("OSError: [Errno 28] No space left on device: '/data/ckpt/epoch_10.pt'\n").causes == []
     )
     # a DataLoader worker killed by the OOM killer is not a bus error
-    assert "shm-exhausted" not in top(
+    assert top(
         explain_text("RuntimeError: DataLoader worker (pid 12345) is killed by signal: Killed.\n")
-    )
+    ) == ["host-oom"]
     mkl = explain_text(
         "ImportError: /x/site-packages/torch/lib/libtorch_cpu.so: undefined symbol: iJIT_NotifyEvent\n"
     )
@@ -743,3 +743,39 @@ def test_round_13_wordings() -> None:
     )
     header = explain_text("/tmp/tmpdebje0fu/main.c:4:10: fatal error: Python.h: No such file or directory\n")
     assert top(header) == ["toolchain-not-found"] and "python3-dev" in header.causes[0].fixes[0]
+
+
+def test_round_14_killed_processes_are_host_memory() -> None:
+    shards = "Loading checkpoint shards:  38%|██████▊           | 3/8 [00:02<00:03,  1.28it/s]Killed\n"
+    exp = explain_text(shards)
+    assert top(exp)[0] == "host-oom" and "dmesg" in exp.causes[0].fixes[0]
+    dmesg = (
+        "[2025-06-02 20:51:24,182] [INFO] [launch.py:319:sigkill_handler] Killing subprocess 410126\n"
+        "[856341.770960] Out of memory: Killed process 410126 (python) total-vm:79905000kB, anon-rss:22957108kB\n"
+    )
+    exp = explain_text(dmesg)
+    assert exp.root is not None and exp.root.sig.id == "host-oom/oom-killer" and top(exp) == ["host-oom"]
+    # a GPU out-of-memory that the shell then reports as Killed stays a GPU out-of-memory
+    cuda_oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB\nKilled\n"
+    assert top(explain_text(cuda_oom))[0] == "gpu-oom"
+    # prose about a killed worker is not the shell's report
+    assert explain_text("INFO: worker 3 was killed by the user\n").matches == []
+    torchrun = "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 3 (pid: 812917) of binary: /x/bin/python\n"
+    assert top(explain_text(torchrun))[0] == "host-oom"
+
+
+def test_round_14_cpu_blas_runtimes_and_graph_capture() -> None:
+    warning = "OpenBLAS Warning : Detect OpenMP Loop and this application may hang. Please rebuild the library with USE_OPENMP=1 option.\n"
+    exp = explain_text(warning * 3)
+    assert top(exp) == ["cpu-blas-runtime"] and "OPENBLAS_NUM_THREADS=1" in exp.causes[0].fixes[0]
+    # the warning repeats all through a log; a real error after it is still the root
+    exp = explain_text(warning * 3 + "RuntimeError: CUDA error: an illegal memory access was encountered\n")
+    assert exp.root is not None and exp.root.line == 4
+    mkl = explain_text("Intel MKL FATAL ERROR: Cannot load libmkl_avx2.so or libmkl_def.so.\n")
+    assert top(mkl)[0] == "cpu-blas-runtime" and "libmkl_avx2.so" in mkl.causes[0].fixes[0]
+    assert [m.sig.id for m in mkl.matches] == ["cpu-blas-runtime/mkl-cannot-load-kernels"]
+    capture = explain_text("RuntimeError: CUDA error: operation not permitted when stream is capturing\n")
+    assert top(capture)[:2] == ["library-bug", "device-mismatch"]
+    fixes = rank.cause_json(capture.causes, 1)["fix"]
+    assert "--enforce-eager" in rank.cause_json(capture.causes, 0)["fix"][0]
+    assert fixes[0].startswith("Create the capture stream on the device that holds the model")
