@@ -700,6 +700,15 @@ def test_numpy_abi_mismatch_fires_for_torch_built_against_numpy_1() -> None:
     assert outcome("numpy-abi-mismatch", jax_old)[1] == ["numpy-abi-mismatch"]
     jax_new = stated({}, python__packages={"jaxlib": "0.4.26", "jax": "0.4.26", "numpy": "2.0.1"})
     assert outcome("numpy-abi-mismatch", jax_new) == ("ok", [])
+    # opencv-python/opencv#943: the rolling build before 4.10.0.84 was built against NumPy 1.x
+    cv_old = stated({}, python__packages={"opencv-python-headless": "4.10.0.82", "numpy": "2.0.0"})
+    r = run_check("numpy-abi-mismatch", cv_old)
+    assert (
+        finding_ids(r) == ["numpy-abi-mismatch"]
+        and "'opencv-python-headless>=4.10.0.84'" in r.findings[0].fix[1]
+    )
+    cv_new = stated({}, python__packages={"opencv-python": "4.10.0.84", "numpy": "2.0.0"})
+    assert outcome("numpy-abi-mismatch", cv_new) == ("ok", [])
 
 
 def test_numpy_abi_mismatch_is_silent_on_this_real_environment_and_on_numpy_1() -> None:

@@ -779,3 +779,16 @@ def test_round_14_cpu_blas_runtimes_and_graph_capture() -> None:
     fixes = rank.cause_json(capture.causes, 1)["fix"]
     assert "--enforce-eager" in rank.cause_json(capture.causes, 0)["fix"][0]
     assert fixes[0].startswith("Create the capture stream on the device that holds the model")
+
+
+def test_numpy_c_api_and_abi_versions_point_opposite_ways() -> None:
+    abi = explain_text(
+        "RuntimeError: module compiled against ABI version 0x1000009 but this version of numpy is 0x2000000\n"
+    )
+    assert abi.root is not None and abi.root.sig.id == "binary-incompatible/numpy-1x-module-on-numpy-2"
+    api = explain_text(
+        "RuntimeError: module compiled against API version 0x10 but this version of numpy is 0xe\n"
+    )
+    assert api.root is not None and api.root.sig.id == "binary-incompatible/numpy-older-than-build"
+    assert top(api)[0] == "binary-incompatible" and "pip install -U numpy" in api.causes[0].fixes[0]
+    assert "(C API 0x10) than the one it finds (0xe)" in api.causes[0].fixes[0]
