@@ -174,3 +174,20 @@ def test_facts_only_problems_are_not_presented_as_the_logs_cause(tmp_path) -> No
     log.write_text("ValueError: my own bug\n")
     out = cudoctor(["explain", str(log), "--facts", str(facts), "--no-live"])
     assert "last error-looking line (1): ValueError" in out.stdout and heading not in out.stdout
+
+
+XFORMERS_NO_TRITON = (
+    "A matching Triton is not available, some optimizations will not be enabled.\n"
+    "Error caught was: No module named 'triton'\n"
+)
+
+
+def test_xformers_without_triton_is_harmless_but_torch_compile_without_it_is_not() -> None:
+    exp = explain_text(XFORMERS_NO_TRITON)
+    assert exp.root is None and exp.root_fallback is None and "xformers-triton-absent" in exp.scan.benign
+    # the vetoed line would otherwise match the Triton signature
+    exp = explain_text(
+        XFORMERS_NO_TRITON
+        + "torch._inductor.exc.TritonMissing: Cannot find a working triton installation. Either the package is not installed or it is too old.\n"
+    )
+    assert exp.root is not None and exp.root.line == 3 and top(exp)[0] == "toolchain-not-found"

@@ -792,3 +792,35 @@ def test_numpy_c_api_and_abi_versions_point_opposite_ways() -> None:
     assert api.root is not None and api.root.sig.id == "binary-incompatible/numpy-older-than-build"
     assert top(api)[0] == "binary-incompatible" and "pip install -U numpy" in api.causes[0].fixes[0]
     assert "(C API 0x10) than the one it finds (0xe)" in api.causes[0].fixes[0]
+
+
+def test_round_15_sm80_attention_backward_reads_by_gpu() -> None:
+    line = "RuntimeError: Expected is_sm80 || is_sm90 to be true, but got false.\n"
+    consumer = explain_text(line, {"gpu": "NVIDIA GeForce RTX 3080 Ti", "framework_version": "torch 2.0.0"})
+    assert top(consumer)[:2] == ["library-bug", "arch-unsupported"]
+    fixes = rank.cause_json(consumer.causes, 0)["fix"]
+    assert "pytorch#99105" in fixes[0] and "enable_flash_sdp(False)" in fixes[1]
+    # a GPU below sm80 in the facts confirms that the kernel cannot run there
+    t4 = explain_text(line, {"gpu": "Tesla T4"})
+    assert top(t4)[0] == "arch-unsupported"
+
+
+def test_round_15_libstdcxx_arch_list_and_triton() -> None:
+    glibcxx = explain_text(
+        "ImportError: /lib/x86_64-linux-gnu/libstdc++.so.6: version `GLIBCXX_3.4.30' not found (required by /x/torch/lib/libtorch_python.so)\n"
+    )
+    assert top(glibcxx)[:2] == ["multiple-toolkits", "broken-install"]
+    assert "strings /lib/x86_64-linux-gnu/libstdc++.so.6 | grep GLIBCXX_3.4.30" in glibcxx.causes[0].fixes[0]
+    # glibc itself being too old is another problem, not a libstdc++ mix-up
+    assert (
+        explain_text(
+            "ImportError: /lib64/libc.so.6: version `GLIBC_2.28' not found (required by x.so)\n"
+        ).matches
+        == []
+    )
+    arch = explain_text("ValueError: Unknown CUDA arch (9.0+PTX) or GPU not supported\n")
+    assert top(arch)[0] == "arch-unsupported" and "capability 9.0+PTX" in arch.causes[0].fixes[0]
+    triton = explain_text(
+        "RuntimeError: Cannot find a working triton installation. Either the package is not installed or it is too old.\n"
+    )
+    assert top(triton)[0] == "toolchain-not-found" and "triton-windows" in triton.causes[0].fixes[1]
