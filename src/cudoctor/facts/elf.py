@@ -12,6 +12,8 @@ import os
 import struct
 
 DT_NEEDED, DT_STRTAB, DT_SONAME, DT_RPATH, DT_RUNPATH = 1, 5, 14, 15, 29
+DT_VERDEF, DT_VERDEFNUM, DT_VERNEED, DT_VERNEEDNUM = 0x6FFFFFFC, 0x6FFFFFFD, 0x6FFFFFFE, 0x6FFFFFFF
+VER_FLG_BASE = 1
 PT_LOAD, PT_DYNAMIC = 1, 2
 
 
@@ -29,6 +31,14 @@ class ElfInfo:
     rpath: tuple[str, ...]
     runpath: tuple[str, ...]
     sections: dict[str, tuple[int, int]]  # name -> (file offset, size) for the few we ask for
+
+
+@dataclasses.dataclass(frozen=True)
+class SymbolVersions:
+    """GNU symbol versioning: what a file needs from each library, and what it defines."""
+
+    needs: dict[str, tuple[str, ...]]  # library file name -> version names ('GLIBCXX_3.4.30')
+    defines: tuple[str, ...]
 
 
 def _vaddr_to_offset(loads: list[tuple[int, int, int]], vaddr: int) -> int | None:
@@ -84,6 +94,58 @@ def _parse(path: str, buf: mmap.mmap, want_sections: tuple[str, ...]) -> ElfInfo
     return ElfInfo(path, machine, elf_class, soname, tuple(needed), _split(rpath), _split(runpath), sections)
 
 
+def read_symbol_versions(path: str) -> SymbolVersions:
+    """The version needs (DT_VERNEED) and definitions (DT_VERDEF) of an ELF file."""
+    try:
+        with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+            if buf[:4] != b"\x7fELF" or buf[5] != 1 or buf[4] not in (1, 2):
+                raise ElfError(f"{path}: not a little-endian ELF file")
+            return _symbol_versions(buf)
+    except OSError as exc:
+        raise ElfError(f"{path}: {exc.strerror or exc}") from exc
+    except (struct.error, IndexError, ValueError) as exc:
+        raise ElfError(f"{path}: malformed ELF ({exc})") from exc
+
+
+def _symbol_versions(buf: mmap.mmap) -> SymbolVersions:
+    if buf[4] == 2:
+        hdr = struct.unpack_from("<HHIQQQIHHHHHH", buf, 16)
+        ph_fmt, dyn_fmt = "<IIQQQQQQ", "<qQ"
+    else:
+        hdr = struct.unpack_from("<HHIIIIIHHHHHH", buf, 16)
+        ph_fmt, dyn_fmt = "<IIIIIIII", "<iI"
+    loads, dyn = _program_headers(buf, buf[4], ph_fmt, hdr[4], hdr[8], hdr[9])
+    entries = dict(_dynamic_entries(buf, dyn_fmt, dyn))
+    strtab = _vaddr_to_offset(loads, entries.get(DT_STRTAB, -1))
+    if strtab is None:
+        return SymbolVersions({}, ())
+    needs: dict[str, tuple[str, ...]] = {}
+    off = _vaddr_to_offset(loads, entries.get(DT_VERNEED, -1))
+    for _ in range(entries.get(DT_VERNEEDNUM, 0) if off is not None else 0):
+        assert off is not None
+        _, count, file_name, aux, next_off = struct.unpack_from("<HHIII", buf, off)
+        names, aux_off = [], off + aux
+        for _ in range(count):
+            _, _, _, name, aux_next = struct.unpack_from("<IHHII", buf, aux_off)
+            names.append(_cstr(buf, strtab + name))
+            aux_off += aux_next
+        needs[_cstr(buf, strtab + file_name)] = tuple(names)
+        if not next_off:
+            break
+        off += next_off
+    defines: list[str] = []
+    off = _vaddr_to_offset(loads, entries.get(DT_VERDEF, -1))
+    for _ in range(entries.get(DT_VERDEFNUM, 0) if off is not None else 0):
+        assert off is not None
+        _, flags, _, _, _, aux, next_off = struct.unpack_from("<HHHHIII", buf, off)
+        if not flags & VER_FLG_BASE:
+            defines.append(_cstr(buf, strtab + struct.unpack_from("<I", buf, off + aux)[0]))
+        if not next_off:
+            break
+        off += next_off
+    return SymbolVersions(needs, tuple(defines))
+
+
 def _program_headers(
     buf: mmap.mmap, elf_class: int, fmt: str, phoff: int, phentsize: int, phnum: int
 ) -> tuple[list[tuple[int, int, int]], tuple[int, int] | None]:
@@ -102,18 +164,25 @@ def _program_headers(
     return loads, dyn
 
 
-def _dynamic(
-    buf: mmap.mmap, fmt: str, loads: list[tuple[int, int, int]], dyn: tuple[int, int] | None
-) -> tuple[str | None, list[str], str | None, str | None]:
-    if dyn is None:
-        return None, [], None, None
+def _dynamic_entries(buf: mmap.mmap, fmt: str, dyn: tuple[int, int] | None) -> list[tuple[int, int]]:
     entries: list[tuple[int, int]] = []
+    if dyn is None:
+        return entries
     step = struct.calcsize(fmt)
     for off in range(dyn[0], dyn[0] + dyn[1], step):
         tag, val = struct.unpack_from(fmt, buf, off)
         if tag == 0:
             break
         entries.append((tag, val))
+    return entries
+
+
+def _dynamic(
+    buf: mmap.mmap, fmt: str, loads: list[tuple[int, int, int]], dyn: tuple[int, int] | None
+) -> tuple[str | None, list[str], str | None, str | None]:
+    entries = _dynamic_entries(buf, fmt, dyn)
+    if not entries:
+        return None, [], None, None
     strtab_vaddr = next((v for t, v in entries if t == DT_STRTAB), None)
     strtab = _vaddr_to_offset(loads, strtab_vaddr) if strtab_vaddr is not None else None
     if strtab is None:

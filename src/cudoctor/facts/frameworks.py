@@ -15,6 +15,7 @@ from typing import Any
 
 from cudoctor import versions
 from cudoctor.facts import buildinfo
+from cudoctor.facts.cxxruntime import CXX_LIB, cxx_runtime
 from cudoctor.facts.elf import ElfError, read_elf
 from cudoctor.facts.fatbin import fatbin_archs, sm_list
 from cudoctor.facts.loader import Loader, needed_closure
@@ -72,7 +73,8 @@ def _libs_report(
                     libs[name] = res.to_json()
         except ElfError as exc:
             closure.unreadable.append(str(exc))
-    return {"libs": libs, "missing_needed": missing, "unreadable": closure.unreadable}
+    cxx = cxx_runtime(closure.visited, closure.resolved.get(CXX_LIB), loader.ld_library_path)
+    return {"libs": libs, "missing_needed": missing, "unreadable": closure.unreadable, "cxx_runtime": cxx}
 
 
 def _first(paths: Sequence[str]) -> str | None:

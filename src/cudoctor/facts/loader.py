@@ -139,6 +139,7 @@ class Closure:
     resolved: dict[str, Resolution] = dataclasses.field(default_factory=dict)
     missing: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # (name, needed by)
     unreadable: list[str] = dataclasses.field(default_factory=list)
+    visited: list[str] = dataclasses.field(default_factory=list)  # files read, in order
 
 
 def needed_closure(
@@ -158,6 +159,7 @@ def needed_closure(
         if real in visited:
             continue
         visited.add(real)
+        out.visited.append(path)
         try:
             info = read_elf(path)
         except ElfError as exc:

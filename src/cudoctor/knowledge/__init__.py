@@ -189,6 +189,7 @@ def validate() -> list[str]:
         ("gpus", "gpu"),
         ("toolkit_archs", "toolkit"),
         ("numpy_abi", "module"),
+        ("libstdcxx", "release"),
     ):
         for i, row in enumerate(table(name)[key]):
             if not row.get("source"):
