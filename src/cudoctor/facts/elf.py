@@ -72,20 +72,23 @@ def read_elf(path: str, want_sections: tuple[str, ...] = ()) -> ElfInfo:
         raise ElfError(f"{path}: malformed ELF ({exc})") from exc
 
 
-def _parse(path: str, buf: mmap.mmap, want_sections: tuple[str, ...]) -> ElfInfo:
-    if buf[:4] != b"\x7fELF":
-        raise ElfError(f"{path}: not an ELF file")
+def _header(path: str, buf: mmap.mmap) -> tuple[tuple[int, ...], str, str, str]:
+    """The ELF header's fields and the struct formats of program, dynamic and section entries."""
     elf_class, data = buf[4], buf[5]
     if data != 1:
         raise ElfError(f"{path}: big-endian ELF is not supported")
     if elf_class == 2:
-        hdr = struct.unpack_from("<HHIQQQIHHHHHH", buf, 16)
-        ph_fmt, dyn_fmt, sh_fmt = "<IIQQQQQQ", "<qQ", "<IIQQQQIIQQ"
-    elif elf_class == 1:
-        hdr = struct.unpack_from("<HHIIIIIHHHHHH", buf, 16)
-        ph_fmt, dyn_fmt, sh_fmt = "<IIIIIIII", "<iI", "<IIIIIIIIII"
-    else:
-        raise ElfError(f"{path}: unknown ELF class {elf_class}")
+        return struct.unpack_from("<HHIQQQIHHHHHH", buf, 16), "<IIQQQQQQ", "<qQ", "<IIQQQQIIQQ"
+    if elf_class == 1:
+        return struct.unpack_from("<HHIIIIIHHHHHH", buf, 16), "<IIIIIIII", "<iI", "<IIIIIIIIII"
+    raise ElfError(f"{path}: unknown ELF class {elf_class}")
+
+
+def _parse(path: str, buf: mmap.mmap, want_sections: tuple[str, ...]) -> ElfInfo:
+    if buf[:4] != b"\x7fELF":
+        raise ElfError(f"{path}: not an ELF file")
+    elf_class = buf[4]
+    hdr, ph_fmt, dyn_fmt, sh_fmt = _header(path, buf)
     machine, phoff, shoff = hdr[1], hdr[4], hdr[5]
     phentsize, phnum, shentsize, shnum, shstrndx = hdr[8], hdr[9], hdr[10], hdr[11], hdr[12]
     loads, dyn = _program_headers(buf, elf_class, ph_fmt, phoff, phentsize, phnum)
@@ -98,34 +101,36 @@ def read_symbol_versions(path: str) -> SymbolVersions:
     """The version needs (DT_VERNEED) and definitions (DT_VERDEF) of an ELF file."""
     try:
         with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
-            if buf[:4] != b"\x7fELF" or buf[5] != 1 or buf[4] not in (1, 2):
-                raise ElfError(f"{path}: not a little-endian ELF file")
-            return _symbol_versions(buf)
+            if buf[:4] != b"\x7fELF":
+                raise ElfError(f"{path}: not an ELF file")
+            return _symbol_versions(path, buf)
     except OSError as exc:
         raise ElfError(f"{path}: {exc.strerror or exc}") from exc
     except (struct.error, IndexError, ValueError) as exc:
         raise ElfError(f"{path}: malformed ELF ({exc})") from exc
 
 
-def _symbol_versions(buf: mmap.mmap) -> SymbolVersions:
-    if buf[4] == 2:
-        hdr = struct.unpack_from("<HHIQQQIHHHHHH", buf, 16)
-        ph_fmt, dyn_fmt = "<IIQQQQQQ", "<qQ"
-    else:
-        hdr = struct.unpack_from("<HHIIIIIHHHHHH", buf, 16)
-        ph_fmt, dyn_fmt = "<IIIIIIII", "<iI"
+def _symbol_versions(path: str, buf: mmap.mmap) -> SymbolVersions:
+    hdr, ph_fmt, dyn_fmt, _ = _header(path, buf)
     loads, dyn = _program_headers(buf, buf[4], ph_fmt, hdr[4], hdr[8], hdr[9])
     entries = dict(_dynamic_entries(buf, dyn_fmt, dyn))
     strtab = _vaddr_to_offset(loads, entries.get(DT_STRTAB, -1))
     if strtab is None:
         return SymbolVersions({}, ())
+    need_at = _vaddr_to_offset(loads, entries.get(DT_VERNEED, -1))
+    def_at = _vaddr_to_offset(loads, entries.get(DT_VERDEF, -1))
+    needs = _verneed(buf, strtab, need_at, entries.get(DT_VERNEEDNUM, 0)) if need_at is not None else {}
+    defines = _verdef(buf, strtab, def_at, entries.get(DT_VERDEFNUM, 0)) if def_at is not None else ()
+    return SymbolVersions(needs, defines)
+
+
+def _verneed(buf: mmap.mmap, strtab: int, off: int, count: int) -> dict[str, tuple[str, ...]]:
+    """Elf_Verneed entries (one per library) and their Elf_Vernaux version names."""
     needs: dict[str, tuple[str, ...]] = {}
-    off = _vaddr_to_offset(loads, entries.get(DT_VERNEED, -1))
-    for _ in range(entries.get(DT_VERNEEDNUM, 0) if off is not None else 0):
-        assert off is not None
-        _, count, file_name, aux, next_off = struct.unpack_from("<HHIII", buf, off)
+    for _ in range(count):
+        _, n_aux, file_name, aux, next_off = struct.unpack_from("<HHIII", buf, off)
         names, aux_off = [], off + aux
-        for _ in range(count):
+        for _ in range(n_aux):
             _, _, _, name, aux_next = struct.unpack_from("<IHHII", buf, aux_off)
             names.append(_cstr(buf, strtab + name))
             aux_off += aux_next
@@ -133,17 +138,20 @@ def _symbol_versions(buf: mmap.mmap) -> SymbolVersions:
         if not next_off:
             break
         off += next_off
+    return needs
+
+
+def _verdef(buf: mmap.mmap, strtab: int, off: int, count: int) -> tuple[str, ...]:
+    """Elf_Verdef entries: each one's own name (its first Elf_Verdaux), the file's base name left out."""
     defines: list[str] = []
-    off = _vaddr_to_offset(loads, entries.get(DT_VERDEF, -1))
-    for _ in range(entries.get(DT_VERDEFNUM, 0) if off is not None else 0):
-        assert off is not None
+    for _ in range(count):
         _, flags, _, _, _, aux, next_off = struct.unpack_from("<HHHHIII", buf, off)
         if not flags & VER_FLG_BASE:
             defines.append(_cstr(buf, strtab + struct.unpack_from("<I", buf, off + aux)[0]))
         if not next_off:
             break
         off += next_off
-    return SymbolVersions(needs, tuple(defines))
+    return tuple(defines)
 
 
 def _program_headers(
