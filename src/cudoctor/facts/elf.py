@@ -10,11 +10,14 @@ import dataclasses
 import mmap
 import os
 import struct
+from collections.abc import Callable
+from typing import TypeVar
 
 DT_NEEDED, DT_STRTAB, DT_SONAME, DT_RPATH, DT_RUNPATH = 1, 5, 14, 15, 29
 DT_VERDEF, DT_VERDEFNUM, DT_VERNEED, DT_VERNEEDNUM = 0x6FFFFFFC, 0x6FFFFFFD, 0x6FFFFFFE, 0x6FFFFFFF
 VER_FLG_BASE = 1
 PT_LOAD, PT_DYNAMIC = 1, 2
+T = TypeVar("T")
 
 
 class ElfError(Exception):
@@ -59,13 +62,20 @@ def _split(value: str | None) -> tuple[str, ...]:
 
 def read_elf(path: str, want_sections: tuple[str, ...] = ()) -> ElfInfo:
     """Read the dynamic entries (and offsets of `want_sections`) of an ELF file."""
+    return _mapped(path, lambda buf: _parse(path, buf, want_sections))
+
+
+def _mapped(path: str, parse: Callable[[mmap.mmap], T]) -> T:
+    """Run `parse` on the file mapped read-only; every failure becomes an ElfError."""
     try:
         with open(path, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
             if size < 64:
                 raise ElfError(f"{path}: too small to be ELF ({size} bytes)")
             with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
-                return _parse(path, buf, want_sections)
+                if buf[:4] != b"\x7fELF":
+                    raise ElfError(f"{path}: not an ELF file")
+                return parse(buf)
     except OSError as exc:
         raise ElfError(f"{path}: {exc.strerror or exc}") from exc
     except (struct.error, IndexError, ValueError) as exc:
@@ -85,8 +95,6 @@ def _header(path: str, buf: mmap.mmap) -> tuple[tuple[int, ...], str, str, str]:
 
 
 def _parse(path: str, buf: mmap.mmap, want_sections: tuple[str, ...]) -> ElfInfo:
-    if buf[:4] != b"\x7fELF":
-        raise ElfError(f"{path}: not an ELF file")
     elf_class = buf[4]
     hdr, ph_fmt, dyn_fmt, sh_fmt = _header(path, buf)
     machine, phoff, shoff = hdr[1], hdr[4], hdr[5]
@@ -99,15 +107,7 @@ def _parse(path: str, buf: mmap.mmap, want_sections: tuple[str, ...]) -> ElfInfo
 
 def read_symbol_versions(path: str) -> SymbolVersions:
     """The version needs (DT_VERNEED) and definitions (DT_VERDEF) of an ELF file."""
-    try:
-        with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
-            if buf[:4] != b"\x7fELF":
-                raise ElfError(f"{path}: not an ELF file")
-            return _symbol_versions(path, buf)
-    except OSError as exc:
-        raise ElfError(f"{path}: {exc.strerror or exc}") from exc
-    except (struct.error, IndexError, ValueError) as exc:
-        raise ElfError(f"{path}: malformed ELF ({exc})") from exc
+    return _mapped(path, lambda buf: _symbol_versions(path, buf))
 
 
 def _symbol_versions(path: str, buf: mmap.mmap) -> SymbolVersions:
