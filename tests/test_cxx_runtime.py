@@ -161,7 +161,7 @@ def test_interpreter_rpath_is_read_from_the_executable(tmp_path: Path) -> None:
     subprocess.run(
         ["gcc", "-o", str(exe), str(src), "-Wl,--disable-new-dtags,-rpath,$ORIGIN/../lib"], check=True
     )
-    assert interpreter_dirs(str(exe)) == [str(tmp_path / "lib")]
+    assert interpreter_dirs(str(exe)) == (str(tmp_path / "lib"),)
     assert interpreter_dirs(sys.executable) == interpreter_dirs()
 
 

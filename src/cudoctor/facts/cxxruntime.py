@@ -8,6 +8,7 @@ so it is known before anything is imported.
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 import re
@@ -58,15 +59,17 @@ def describe_copy(path: str, via: str, needs: Iterable[str]) -> dict[str, Any]:
     return {"path": path, "via": via, "missing": missing, "newest": newest(defines)}
 
 
-def interpreter_dirs(executable: str | None = None) -> list[str]:
-    """Directories in the Python executable's own RPATH/RUNPATH (conda: $ORIGIN/../lib)."""
+@functools.lru_cache(maxsize=8)
+def interpreter_dirs(executable: str | None = None) -> tuple[str, ...]:
+    """Directories in the Python executable's own RPATH/RUNPATH (conda: $ORIGIN/../lib);
+    read once per executable, not once per framework."""
     exe = os.path.realpath(executable or sys.executable)
     try:
         info = read_elf(exe)
     except ElfError:
-        return []
+        return ()
     origin = os.path.dirname(exe)
-    return [os.path.normpath(expand_origin(d, origin)) for d in (*info.rpath, *info.runpath)]
+    return tuple(os.path.normpath(expand_origin(d, origin)) for d in (*info.rpath, *info.runpath))
 
 
 def unlinked_copies(dirs: Iterable[str]) -> list[str]:
