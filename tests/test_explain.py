@@ -812,12 +812,10 @@ def test_round_15_libstdcxx_arch_list_and_triton() -> None:
     assert top(glibcxx)[:2] == ["multiple-toolkits", "broken-install"]
     assert "strings /lib/x86_64-linux-gnu/libstdc++.so.6 | grep GLIBCXX_3.4.30" in glibcxx.causes[0].fixes[0]
     # glibc itself being too old is another problem, not a libstdc++ mix-up
-    assert (
-        explain_text(
-            "ImportError: /lib64/libc.so.6: version `GLIBC_2.28' not found (required by x.so)\n"
-        ).matches
-        == []
-    )
+    glibc = explain_text("ImportError: /lib64/libc.so.6: version `GLIBC_2.28' not found (required by x.so)\n")
+    assert [m.sig.id for m in glibc.matches] == ["binary-incompatible/glibc-too-old"]
+    assert top(glibc)[0] == "binary-incompatible" and "ldd --version" in glibc.causes[0].fixes[0]
+    assert "a container image whose glibc is at least GLIBC_2.28" in glibc.causes[0].fixes[1]
     arch = explain_text("ValueError: Unknown CUDA arch (9.0+PTX) or GPU not supported\n")
     assert top(arch)[0] == "arch-unsupported" and "capability 9.0+PTX" in arch.causes[0].fixes[0]
     triton = explain_text(

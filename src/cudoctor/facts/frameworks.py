@@ -15,11 +15,11 @@ from typing import Any
 
 from cudoctor import versions
 from cudoctor.facts import buildinfo
-from cudoctor.facts.cxxruntime import CXX_LIB, cxx_runtime
 from cudoctor.facts.elf import ElfError, read_elf
 from cudoctor.facts.fatbin import fatbin_archs, sm_list
 from cudoctor.facts.loader import Loader, needed_closure
 from cudoctor.facts.packages import Dist, find_package_dir
+from cudoctor.facts.symvers import all_runtime_versions
 from cudoctor.knowledge import CUDA_LIB, RUNTIME_LIB
 from cudoctor.model import Fact, absent, failed, known
 
@@ -73,8 +73,13 @@ def _libs_report(
                     libs[name] = res.to_json()
         except ElfError as exc:
             closure.unreadable.append(str(exc))
-    cxx = cxx_runtime(closure.visited, closure.resolved.get(CXX_LIB), loader.ld_library_path)
-    return {"libs": libs, "missing_needed": missing, "unreadable": closure.unreadable, "cxx_runtime": cxx}
+    runtimes = all_runtime_versions(closure.visited, closure.resolved, loader.ld_library_path)
+    return {
+        "libs": libs,
+        "missing_needed": missing,
+        "unreadable": closure.unreadable,
+        "runtime_versions": runtimes,
+    }
 
 
 def _first(paths: Sequence[str]) -> str | None:

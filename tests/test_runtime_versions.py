@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from cudoctor.facts.cxxruntime import interpreter_dirs, version_key
 from cudoctor.facts.elf import ElfError, read_symbol_versions
 from cudoctor.facts.frameworks import read_torch
 from cudoctor.facts.loader import Loader
+from cudoctor.facts.symvers import interpreter_dirs, version_key
 from cudoctor.model import Severity
 from tests.conftest import finding_ids, needs_gcc, run_check, stated
 
@@ -33,8 +33,8 @@ def _gcc(out: Path, src: str, *flags: str) -> Path:
     return out
 
 
-def _cxx_runtime(directory: Path, versions: list[str]) -> Path:
-    """A stand-in libstdc++.so.6 that defines the given symbol versions, one function each."""
+def _runtime(directory: Path, versions: list[str], soname: str = "libstdc++.so.6") -> Path:
+    """A stand-in runtime library that defines the given symbol versions, one function each."""
     directory.mkdir(parents=True, exist_ok=True)
     script, parent, src = [], "", []
     for i, v in enumerate(versions):
@@ -43,9 +43,9 @@ def _cxx_runtime(directory: Path, versions: list[str]) -> Path:
         parent = v
     (directory / "vers.map").write_text("\n".join(script) + "\n")
     return _gcc(
-        directory / "libstdc++.so.6",
+        directory / soname,
         "\n".join(src),
-        "-Wl,-soname,libstdc++.so.6",
+        f"-Wl,-soname,{soname}",
         f"-Wl,--version-script={directory / 'vers.map'}",
     )
 
@@ -53,8 +53,8 @@ def _cxx_runtime(directory: Path, versions: list[str]) -> Path:
 @pytest.fixture(scope="module")
 def layout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("cxx")
-    _cxx_runtime(root / "new", [OLD, NEW])
-    _cxx_runtime(root / "old", [OLD])
+    _runtime(root / "new", [OLD, NEW])
+    _runtime(root / "old", [OLD])
     (root / "unlinked").mkdir()
     shutil.copy(root / "new" / "libstdc++.so.6", root / "unlinked" / "libstdc++.so.6.0.90")
     torch = root / "site-packages" / "torch"
@@ -100,7 +100,7 @@ def test_symbol_versions_are_read_from_the_elf_version_sections(layout: Path) ->
 @needs_gcc
 def test_old_copy_first_with_a_good_one_behind_it_is_a_library_mix_up(layout: Path) -> None:
     fact = _torch_fact(layout, layout / "old", layout / "new")
-    copies = fact["cxx_runtime"]["copies"]
+    copies = fact["runtime_versions"]["libstdc++.so.6"]["copies"]
     assert copies[0]["path"] == str(layout / "old" / "libstdc++.so.6") and copies[0]["missing"] == [NEW]
     assert copies[1]["missing"] == [] and copies[1]["newest"] == NEW
     r = run_check("cxx-runtime-too-old", stated({}, framework__torch=fact))
@@ -123,7 +123,9 @@ def test_no_copy_new_enough_needs_a_newer_runtime(layout: Path) -> None:
 def test_a_copy_without_its_link_is_a_broken_install(layout: Path) -> None:
     """pytorch#157709: the env had libstdc++.so.6.0.34 but no libstdc++.so.6, so the system's loaded."""
     fact = _torch_fact(layout, layout / "unlinked")
-    assert fact["cxx_runtime"]["unlinked"] == [str(layout / "unlinked" / "libstdc++.so.6.0.90")]
+    assert fact["runtime_versions"]["libstdc++.so.6"]["unlinked"] == [
+        str(layout / "unlinked" / "libstdc++.so.6.0.90")
+    ]
     r = run_check("cxx-runtime-too-old", stated({}, framework__torch=fact))
     assert [f.cause for f in r.findings] == ["broken-install"]
     assert "ln -s libstdc++.so.6.0.90 libstdc++.so.6" in r.findings[0].fix[0]
@@ -132,7 +134,7 @@ def test_a_copy_without_its_link_is_a_broken_install(layout: Path) -> None:
 @needs_gcc
 def test_silent_when_the_first_copy_has_every_version(layout: Path) -> None:
     fact = _torch_fact(layout, layout / "new", layout / "old")
-    assert fact["cxx_runtime"]["copies"][0]["missing"] == []
+    assert fact["runtime_versions"]["libstdc++.so.6"]["copies"][0]["missing"] == []
     r = run_check("cxx-runtime-too-old", stated({}, framework__torch=fact))
     assert r.outcome == "ok" and r.findings == ()
 
@@ -142,9 +144,9 @@ def test_silent_on_this_real_environment_and_unknown_without_facts() -> None:
 
     snap = collect_live()
     torch = snap.value("framework.torch")
-    assert isinstance(torch, dict) and torch["cxx_runtime"]["newest_needed"]["GLIBCXX"].startswith(
-        "GLIBCXX_3.4"
-    )
+    assert isinstance(torch, dict) and torch["runtime_versions"]["libstdc++.so.6"]["newest_needed"][
+        "GLIBCXX"
+    ].startswith("GLIBCXX_3.4")
     assert run_check("cxx-runtime-too-old", snap).findings == ()
     assert run_check("cxx-runtime-too-old", stated({})).outcome == "unknown"
     # a framework fact from an older snapshot, without the C++ runtime part, is passed over
@@ -169,24 +171,28 @@ def test_an_old_copy_in_the_interpreters_own_path_is_a_warning() -> None:
     """executorch#2376: the env's older libstdc++ (found through python's RPATH) was loaded first."""
     fact = {
         "version": "2.2.0",
-        "cxx_runtime": {
-            "newest_needed": {"GLIBCXX": "GLIBCXX_3.4.30"},
-            "needed_by": {"GLIBCXX_3.4.30": "/env/lib/python3.10/site-packages/torch/lib/libtorch_python.so"},
-            "copies": [
-                {
-                    "path": "/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
-                    "via": "ldcache",
-                    "missing": [],
-                    "newest": "GLIBCXX_3.4.30",
+        "runtime_versions": {
+            "libstdc++.so.6": {
+                "newest_needed": {"GLIBCXX": "GLIBCXX_3.4.30"},
+                "needed_by": {
+                    "GLIBCXX_3.4.30": "/env/lib/python3.10/site-packages/torch/lib/libtorch_python.so"
                 },
-                {
-                    "path": "/env/lib/libstdc++.so.6",
-                    "via": "interpreter rpath",
-                    "missing": ["GLIBCXX_3.4.30"],
-                    "newest": "GLIBCXX_3.4.29",
-                },
-            ],
-            "unlinked": [],
+                "copies": [
+                    {
+                        "path": "/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+                        "via": "ldcache",
+                        "missing": [],
+                        "newest": "GLIBCXX_3.4.30",
+                    },
+                    {
+                        "path": "/env/lib/libstdc++.so.6",
+                        "via": "interpreter rpath",
+                        "missing": ["GLIBCXX_3.4.30"],
+                        "newest": "GLIBCXX_3.4.29",
+                    },
+                ],
+                "unlinked": [],
+            }
         },
     }
     r = run_check("cxx-runtime-too-old", stated({}, framework__torch=fact))
@@ -198,3 +204,53 @@ def test_an_old_copy_in_the_interpreters_own_path_is_a_warning() -> None:
     )
     assert "libtorch_python.so needs GLIBCXX_3.4.30" in f.evidence[0]
     assert "conda install -c conda-forge 'libstdcxx-ng>=12.1.0'" in f.fix[0]
+
+
+@pytest.fixture(scope="module")
+def old_glibc(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """jax#854's layout: an extension built against a newer glibc on a system whose glibc is 2.17.
+    The stand-in libc.so.6 defines GLIBC_2.17; the extension (linked without the real libc) needs
+    GLIBC_2.90 from it."""
+    root = tmp_path_factory.mktemp("glibc")
+    _runtime(root / "build", ["GLIBC_2.17", "GLIBC_2.90"], soname="libc.so.6")
+    _runtime(root / "system", ["GLIBC_2.17"], soname="libc.so.6")
+    torch = root / "site-packages" / "torch"
+    (torch / "lib").mkdir(parents=True)
+    (torch / "version.py").write_text("__version__ = '2.9.0+cpu'\ncuda = None\nhip = None\n")
+    _gcc(
+        torch / "_C.cpython-311-x86_64-linux-gnu.so",
+        "int f1(void); int use(void){return f1();}",
+        "-nostdlib",
+        "-L",
+        str(root / "build"),
+        "-l:libc.so.6",
+    )
+    return root
+
+
+@needs_gcc
+def test_glibc_older_than_the_build_is_reported_with_the_wheel_tag_to_look_for(old_glibc: Path) -> None:
+    loader = Loader(ld_library_path=(str(old_glibc / "system"),), ldcache={})
+    fact = read_torch(str(old_glibc / "site-packages" / "torch"), None, loader)
+    libc = fact["runtime_versions"]["libc.so.6"]
+    assert libc["newest_needed"] == {"GLIBC": "GLIBC_2.90"} and libc["copies"][0]["missing"] == ["GLIBC_2.90"]
+    r = run_check("glibc-too-old", stated({}, framework__torch=fact))
+    assert finding_ids(r) == ["glibc-too-old"]
+    f = r.findings[0]
+    assert f.cause == "binary-incompatible" and f.severity is Severity.ERROR
+    assert "needs GLIBC_2.90 from libc.so.6, but this system's glibc is 2.17" in f.title
+    assert "manylinux_2_17 or lower" in f.fix[0]
+    # the same extension where the loader finds the glibc it was built against: silent
+    build_first = Loader(ld_library_path=(str(old_glibc / "build"),), ldcache={})
+    fine = read_torch(str(old_glibc / "site-packages" / "torch"), None, build_first)
+    assert run_check("glibc-too-old", stated({}, framework__torch=fine)).findings == ()
+
+
+def test_glibc_check_is_silent_here_and_unknown_without_facts() -> None:
+    from cudoctor.facts import collect_live
+
+    snap = collect_live()
+    torch = snap.value("framework.torch")
+    assert isinstance(torch, dict) and torch["runtime_versions"]["libc.so.6"]["newest_needed"]["GLIBC"]
+    assert run_check("glibc-too-old", snap).findings == ()
+    assert run_check("glibc-too-old", stated({})).outcome == "unknown"

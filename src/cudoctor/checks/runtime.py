@@ -1,5 +1,5 @@
-"""Framework ↔ C++ runtime: the libstdc++ the loader gives a framework must define every
-symbol version (GLIBCXX_*, CXXABI_*) the framework's libraries were linked against."""
+"""Framework ↔ system runtime libraries: the libstdc++ and glibc the loader gives a framework
+must define every symbol version (GLIBCXX_*, CXXABI_*, GLIBC_*) its libraries were linked against."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 
 from cudoctor import knowledge
 from cudoctor.checks import FRAMEWORK_FACTS, check, finding, view
+from cudoctor.facts.symvers import CXX_LIB, version_key
 from cudoctor.model import Finding, Severity, Snapshot
 
 LAYER = "Frameworks"
@@ -50,7 +51,7 @@ def _fixes(cxx: dict[str, Any], bad: dict[str, Any]) -> tuple[str, list[str]]:
 
 
 def _finding(name: str, info: dict[str, Any], bad: dict[str, Any], severity: Severity) -> Finding:
-    cxx = info["cxx_runtime"]
+    cxx = info["runtime_versions"][CXX_LIB]
     cause, fix = _fixes(cxx, bad)
     missing = bad["missing"]
     first = missing[-1]
@@ -82,7 +83,7 @@ def cxx_runtime_too_old(snap: Snapshot) -> list[Finding]:
     (built with a newer GCC): import fails with "version `GLIBCXX_3.4.30' not found"."""
     out = []
     for name, info in view.frameworks(snap):
-        cxx = info.get("cxx_runtime")
+        cxx = (info.get("runtime_versions") or {}).get(CXX_LIB)
         if not isinstance(cxx, dict) or not cxx.get("copies"):
             continue
         winner, *others = cxx["copies"]
@@ -92,4 +93,51 @@ def cxx_runtime_too_old(snap: Snapshot) -> list[Finding]:
         early = next((c for c in others if c["via"] == "interpreter rpath" and c.get("missing")), None)
         if early is not None:
             out.append(_finding(name, info, early, Severity.WARNING))
+    return out
+
+
+GLIBC_LIBS = ("libc.so.6", "libm.so.6")
+
+
+def _glibc_finding(name: str, info: dict[str, Any], runtimes: dict[str, Any]) -> Finding | None:
+    short = [(lib, runtimes[lib]) for lib in GLIBC_LIBS if lib in runtimes and runtimes[lib]["copies"]]
+    bad = [(lib, r, r["copies"][0]) for lib, r in short if r["copies"][0].get("missing")]
+    if not bad:
+        return None
+    needs = sorted({v for _, _, c in bad for v in c["missing"]}, key=version_key)
+    lib, r, copy = bad[0]
+    libc = runtimes.get("libc.so.6", {}).get("copies") or [copy]
+    have = libc[0].get("newest") or "an older version"
+    needed_by = r["needed_by"].get(needs[-1]) or next(iter(r["needed_by"].values()), "")
+    minor = have.rsplit(".", 1)[-1] if have.startswith("GLIBC_2.") else "17"
+    return finding(
+        "glibc-too-old",
+        "binary-incompatible",
+        Severity.ERROR,
+        f"{view.describe(name, info)} needs {needs[-1]} from {lib}, but this system's glibc is {have.removeprefix('GLIBC_')}: "
+        f'import fails with "version `{needs[-1]}\' not found" (built on a newer Linux than this one)',
+        LAYER,
+        evidence=[
+            f"{os.path.basename(needed_by)} needs {', '.join(needs)}",
+            *(f"{lib}: {c['path']} defines up to {c.get('newest')}" for lib, _, c in bad),
+        ],
+        fix=[
+            f"Install a build of the framework made for this glibc: a release whose Linux wheels are tagged "
+            f"manylinux_2_{minor} or lower (manylinux2014 means glibc 2.17), or build it from source here; "
+            "a conda package or a wheel copied from another machine is the usual way a newer one arrives",
+            "Or run it on a newer distribution: a container image whose glibc is recent enough (ldd --version shows it)",
+        ],
+        subject=name,
+    )
+
+
+@check("glibc-too-old", "binary-incompatible", LAYER, requires_any=FRAMEWORK_FACTS)
+def glibc_too_old(snap: Snapshot) -> list[Finding]:
+    """A framework's libraries need GLIBC_* versions this system's glibc does not define (built on
+    a newer distribution): import fails with "version `GLIBC_2.28' not found"."""
+    out = []
+    for name, info in view.frameworks(snap):
+        hit = _glibc_finding(name, info, info.get("runtime_versions") or {})
+        if hit is not None:
+            out.append(hit)
     return out
