@@ -16,7 +16,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from cudoctor.facts.elf import ElfError, read_elf, read_symbol_versions
+from cudoctor.facts.elf import ElfError, SymbolVersions, read_elf, read_symbol_versions
 from cudoctor.facts.loader import Resolution, expand_origin
 
 CXX_LIB = "libstdc++.so.6"
@@ -34,13 +34,25 @@ def version_key(name: str) -> tuple[str, tuple[int, ...]]:
     return (m["family"], tuple(int(p) for p in m["number"].split(".") if p.isdigit()))
 
 
+def symbol_versions(path: str) -> SymbolVersions:
+    """read_symbol_versions, remembered per file (path, size, mtime): every framework links the
+    same libc and libstdc++, and each object is asked about several libraries."""
+    st = os.stat(path)
+    return _cached_versions(path, st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=512)
+def _cached_versions(path: str, size: int, mtime_ns: int) -> SymbolVersions:
+    return read_symbol_versions(path)
+
+
 def needs_of(objects: Iterable[str], lib: str) -> dict[str, str]:
     """Every symbol version the objects need from `lib` -> the first object that needs it."""
     needed_by: dict[str, str] = {}
     for path in objects:
         try:
-            versions = read_symbol_versions(path)
-        except ElfError:
+            versions = symbol_versions(path)
+        except (ElfError, OSError):
             continue
         for name in versions.needs.get(lib, ()):
             needed_by.setdefault(name, path)
@@ -55,8 +67,8 @@ def newest(names: Iterable[str], family: str) -> str | None:
 def describe_copy(path: str, via: str, needs: Iterable[str], family: str) -> dict[str, Any]:
     """One copy of the library on the search path: the newest version it defines, what it lacks."""
     try:
-        defines = set(read_symbol_versions(path).defines)
-    except ElfError as exc:
+        defines = set(symbol_versions(path).defines)
+    except (ElfError, OSError) as exc:
         return {"path": path, "via": via, "error": str(exc), "missing": [], "newest": None}
     missing = sorted(set(needs) - defines, key=version_key)
     return {"path": path, "via": via, "missing": missing, "newest": newest(defines, family)}
