@@ -101,3 +101,13 @@ needs_nvcc = pytest.mark.skipif(
     shutil.which("nvcc") is None, reason="needs the CUDA toolkit's nvcc (present on these machines)"
 )
 needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+
+
+def build_shared_lib(out: Path, src: str, *flags: str) -> Path:
+    """Compile C source `src` into the shared library `out` with gcc (source kept beside it)."""
+    c = out.with_suffix(".c")
+    c.write_text(src)
+    subprocess.run(
+        ["gcc", "-shared", "-fPIC", "-o", str(out), str(c), *flags], check=True, capture_output=True
+    )
+    return out

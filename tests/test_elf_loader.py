@@ -11,16 +11,7 @@ import pytest
 from cudoctor.facts.elf import ElfError, read_elf
 from cudoctor.facts.fatbin import fatbin_archs, sm_list
 from cudoctor.facts.loader import Loader, needed_closure, parse_ldconfig, resolve_needed
-from tests.conftest import needs_gcc, needs_nvcc
-
-
-def _cc(out: Path, src: str, *flags: str) -> Path:
-    c = out.with_suffix(".c")
-    c.write_text(src)
-    subprocess.run(
-        ["gcc", "-shared", "-fPIC", "-o", str(out), str(c), *flags], check=True, capture_output=True
-    )
-    return out
+from tests.conftest import build_shared_lib, needs_gcc, needs_nvcc
 
 
 @pytest.fixture(scope="module")
@@ -29,22 +20,22 @@ def layout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for d in ("a", "b", "app"):
         (root / d).mkdir()
     for d in ("a", "b"):
-        _cc(root / d / "libdep.so.1", "int dep(void){return 1;}", "-Wl,-soname,libdep.so.1")
+        build_shared_lib(root / d / "libdep.so.1", "int dep(void){return 1;}", "-Wl,-soname,libdep.so.1")
     dep = ["-L", str(root / "a"), "-l:libdep.so.1"]
-    _cc(
+    build_shared_lib(
         root / "app" / "librunpath.so",
         "int dep(void); int top(void){return dep();}",
         *dep,
         "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../a",
     )
-    _cc(
+    build_shared_lib(
         root / "app" / "librpath.so",
         "int dep(void); int top2(void){return dep();}",
         *dep,
         "-Wl,--disable-new-dtags,-rpath,$ORIGIN/../a",
     )
-    _cc(root / "libmissing.so.3", "int gone(void){return 3;}", "-Wl,-soname,libmissing.so.3")
-    _cc(
+    build_shared_lib(root / "libmissing.so.3", "int gone(void){return 3;}", "-Wl,-soname,libmissing.so.3")
+    build_shared_lib(
         root / "app" / "libbroken.so",
         "int gone(void); int f(void){return gone();}",
         "-L",

@@ -17,20 +17,11 @@ from cudoctor.facts.frameworks import read_torch
 from cudoctor.facts.loader import Loader
 from cudoctor.facts.symvers import interpreter_dirs, version_key
 from cudoctor.model import Severity
-from tests.conftest import finding_ids, needs_gcc, run_check, stated
+from tests.conftest import build_shared_lib, finding_ids, needs_gcc, run_check, stated
 
 # a version no real libstdc++ defines, so the system's own copy never satisfies the test build
 NEW = "GLIBCXX_3.4.90"
 OLD = "GLIBCXX_3.4.21"
-
-
-def _gcc(out: Path, src: str, *flags: str) -> Path:
-    c = out.parent / (out.name.replace(".", "_") + ".c")
-    c.write_text(src)
-    subprocess.run(
-        ["gcc", "-shared", "-fPIC", "-o", str(out), str(c), *flags], check=True, capture_output=True
-    )
-    return out
 
 
 def _runtime(directory: Path, versions: list[str], soname: str = "libstdc++.so.6") -> Path:
@@ -42,7 +33,7 @@ def _runtime(directory: Path, versions: list[str], soname: str = "libstdc++.so.6
         script.append(f"{v} {{ global: f{i}; {'local: *; ' if i == 0 else ''}}} {parent};")
         parent = v
     (directory / "vers.map").write_text("\n".join(script) + "\n")
-    return _gcc(
+    return build_shared_lib(
         directory / soname,
         "\n".join(src),
         f"-Wl,-soname,{soname}",
@@ -61,9 +52,9 @@ def layout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (torch / "lib").mkdir(parents=True)
     (torch / "version.py").write_text("__version__ = '2.9.0+cpu'\ncuda = None\nhip = None\n")
     for name in ("libtorch_cpu.so", "libc10.so"):
-        _gcc(torch / "lib" / name, "int x(void){return 0;}")
+        build_shared_lib(torch / "lib" / name, "int x(void){return 0;}")
     # the extension uses f1, the NEW symbol: the linker records a need for NEW from libstdc++.so.6
-    _gcc(
+    build_shared_lib(
         torch / "_C.cpython-311-x86_64-linux-gnu.so",
         "int f1(void); int use(void){return f1();}",
         "-L",
@@ -217,7 +208,7 @@ def old_glibc(tmp_path_factory: pytest.TempPathFactory) -> Path:
     torch = root / "site-packages" / "torch"
     (torch / "lib").mkdir(parents=True)
     (torch / "version.py").write_text("__version__ = '2.9.0+cpu'\ncuda = None\nhip = None\n")
-    _gcc(
+    build_shared_lib(
         torch / "_C.cpython-311-x86_64-linux-gnu.so",
         "int f1(void); int use(void){return f1();}",
         "-nostdlib",
