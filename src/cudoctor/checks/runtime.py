@@ -20,6 +20,12 @@ def gcc_for(glibcxx: str | None) -> str | None:
     return rows.get(glibcxx or "")
 
 
+def _needed_by(runtime: dict[str, Any], version: str) -> str:
+    """The library that needs `version`, else any that needs the newest of its family ('' if none)."""
+    needed_by = runtime.get("needed_by", {})
+    return needed_by.get(version) or next(iter(needed_by.values()), "")
+
+
 def _fixes(cxx: dict[str, Any], bad: dict[str, Any]) -> tuple[str, list[str]]:
     """The cause and fix steps: a missing link, a better copy elsewhere, or none new enough."""
     good = [c for c in cxx["copies"] if not c.get("missing") and not c.get("error")]
@@ -55,7 +61,7 @@ def _finding(name: str, info: dict[str, Any], bad: dict[str, Any], severity: Sev
     cause, fix = _fixes(cxx, bad)
     missing = bad["missing"]
     first = missing[-1]
-    needed_by = cxx.get("needed_by", {}).get(first) or next(iter(cxx.get("needed_by", {}).values()), "")
+    needed_by = _needed_by(cxx, first)
     maybe = "" if severity is Severity.ERROR else " if it is loaded first"
     return finding(
         "cxx-runtime-too-old",
@@ -108,7 +114,7 @@ def _glibc_finding(name: str, info: dict[str, Any], runtimes: dict[str, Any]) ->
     lib, r, copy = bad[0]
     libc = runtimes.get("libc.so.6", {}).get("copies") or [copy]
     have = libc[0].get("newest") or "an older version"
-    needed_by = r["needed_by"].get(needs[-1]) or next(iter(r["needed_by"].values()), "")
+    needed_by = _needed_by(r, needs[-1])
     minor = have.rsplit(".", 1)[-1] if have.startswith("GLIBC_2.") else "17"
     return finding(
         "glibc-too-old",
