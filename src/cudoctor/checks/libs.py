@@ -95,6 +95,47 @@ def library_shadowed(snap: Snapshot) -> list[Finding]:
     return out
 
 
+@check("own-library-shadowed", "multiple-toolkits", LAYER, requires_any=FRAMEWORK_FACTS)
+def own_library_shadowed(snap: Snapshot) -> list[Finding]:
+    """A library the framework ships itself (libtorch_cpu.so, libc10.so, libtensorflow_framework)
+    would be taken from another place, e.g. a libtorch for C++ work on LD_LIBRARY_PATH: import
+    then fails with an undefined symbol or a segmentation fault."""
+    out = []
+    for name, info in view.frameworks(snap):
+        own_elsewhere = info.get("own_libs_elsewhere") or {}
+        if not own_elsewhere:
+            continue
+        same_size = all(r["sizes"][0] == r["sizes"][1] for r in own_elsewhere.values())
+        dirs = sorted({os.path.dirname(r["path"]) for r in own_elsewhere.values()})
+        first_name, first = sorted(own_elsewhere.items())[0]
+        more = f" and {len(own_elsewhere) - 1} more of its own libraries" if len(own_elsewhere) > 1 else ""
+        out.append(
+            finding(
+                "own-library-shadowed",
+                "multiple-toolkits",
+                Severity.WARNING if same_size else Severity.ERROR,
+                f"{view.describe(name, info)} would load {first_name}{more} from {os.path.dirname(first['path'])} "
+                f"({first['via']}) instead of its own copy"
+                + (
+                    " (same size: the same build, for now)"
+                    if same_size
+                    else ": import fails with an undefined symbol or a segmentation fault"
+                ),
+                LAYER,
+                evidence=[
+                    f"{n}: {r['path']} via {r['via']} before {r['own']}"
+                    for n, r in sorted(own_elsewhere.items())
+                ],
+                fix=[
+                    f"Remove {', '.join(dirs)} from LD_LIBRARY_PATH (a libtorch or another framework build unpacked for C++ work?): "
+                    "set it only in the shell or script that runs the C++ program, not in ~/.bashrc",
+                ],
+                subject=name,
+            )
+        )
+    return out
+
+
 def _shadow(soname: str, res: dict[str, Any], info: dict[str, Any]) -> tuple[str, str] | None:
     cands = res.get("candidates") or []
     if not cands or res.get("via") not in ("LD_LIBRARY_PATH", "ldcache", "default"):

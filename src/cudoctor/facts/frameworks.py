@@ -17,7 +17,7 @@ from cudoctor import versions
 from cudoctor.facts import buildinfo
 from cudoctor.facts.elf import ElfError, read_elf
 from cudoctor.facts.fatbin import fatbin_archs, sm_list
-from cudoctor.facts.loader import Loader, needed_closure
+from cudoctor.facts.loader import Loader, Resolution, needed_closure
 from cudoctor.facts.packages import Dist, find_package_dir
 from cudoctor.facts.symvers import all_runtime_versions
 from cudoctor.knowledge import CUDA_LIB, RUNTIME_LIB
@@ -76,10 +76,32 @@ def _libs_report(
     runtimes = all_runtime_versions(closure.visited, closure.resolved, loader.ld_library_path)
     return {
         "libs": libs,
+        "own_libs_elsewhere": _own_libs_elsewhere(closure.resolved, site),
         "missing_needed": missing,
         "unreadable": closure.unreadable,
         "runtime_versions": runtimes,
     }
+
+
+def _own_libs_elsewhere(resolved: dict[str, Resolution], site: str) -> dict[str, Any]:
+    """Libraries the framework ships itself (a copy under site-packages is among the candidates)
+    that the loader would take from somewhere else, e.g. a libtorch on LD_LIBRARY_PATH.
+    CUDA and C/C++ runtime libraries are left to their own facts."""
+    out: dict[str, Any] = {}
+    for name, res in resolved.items():
+        if res.path is None or res.path.startswith(site) or CUDA_LIB.match(name) or RUNTIME_LIB.match(name):
+            continue
+        own = next((p for p, _via in res.candidates if p.startswith(site)), None)
+        if own is not None:
+            out[name] = {**res.to_json(), "own": own, "sizes": [_size(res.path), _size(own)]}
+    return out
+
+
+def _size(path: str) -> int | None:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return None
 
 
 def _first(paths: Sequence[str]) -> str | None:
