@@ -59,11 +59,15 @@ def relevant(matches: list[Match]) -> list[Match]:
     return [m for m in matches if not m.sig.is_context or allowed.intersection(m.sig.context_for)]
 
 
-ERROR_LOOKING = re.compile(r"\b\w*(?:Error|Exception|error|FAIL)\b")
+ERROR_LOOKING = re.compile(
+    r"\b\w*(?:Error|Exception|error|FAIL)\b"
+    r"|core dumped|Segmentation fault|Bus error|Aborted\b|Floating point exception|\bSIG(?:SEGV|ABRT|BUS|FPE|ILL)\b"
+)
 
 
 def looks_like_error(text: str) -> bool:
-    """Whether a line reads like an exception or an error report (Error, Exception, FAIL)."""
+    """Whether a line reads like an exception, an error report (Error, Exception, FAIL) or a
+    process that died on a signal (Segmentation fault, Aborted (core dumped), SIGBUS)."""
     return ERROR_LOOKING.search(text) is not None
 
 
@@ -397,9 +401,10 @@ def for_framework(fixes: list[str], framework: str | None) -> list[str]:
 def cause_json(causes: list[RankedCause], i: int, framework: str | None = None) -> dict[str, Any]:
     rc = causes[i]
     text = knowledge.cause(rc.id)
-    fixes: list[str] = list(rc.fixes)
-    for f in rc.findings:
+    fixes: list[str] = []
+    for f in rc.findings:  # this machine's facts name the culprit: their steps come first
         fixes += [s for s in f.fix if s not in fixes]
+    fixes += [s for s in rc.fixes if s not in fixes]
     fixes += [s for s in for_framework(text["fix"], framework) if s not in fixes]
     title = rc.findings[0].title if rc.findings else text["title"]
     evidence = rc.evidence[:5] + [f"fact: {f.title}" for f in rc.findings] + rc.reasons
