@@ -171,3 +171,45 @@ def test_a_process_killed_by_a_signal_is_an_error_not_a_clean_log(line: str) -> 
 @pytest.mark.parametrize("line", ["Epoch 2/2 - loss: 0.12", "saved checkpoint to ./aborted_runs/ckpt.pt"])
 def test_ordinary_lines_are_not_taken_for_crashes(line: str) -> None:
     assert not rank.looks_like_error(line)
+
+
+# ---------------------------------------------------------------- explain: C++ aborts (round 18)
+BAD_ALLOC = "[i] Creating the model...\nterminate called after throwing an instance of 'std::bad_alloc'\n  what():  std::bad_alloc\nAborted\n"
+LOCALE_CLASH = (
+    "*** Error in `python3': free(): invalid pointer: 0x00007f98524c1b80 ***\n"
+    "======= Backtrace: =========\n"
+    "/lib/x86_64-linux-gnu/libc.so.6(cfree+0x4c)[0x7f98642a953c]\n"
+    "/usr/local/lib/python3.6/site-packages/torch/lib/libshm.so(_ZNSt6locale5_Impl16_M_install_facetEPKNS_2idEPKNS_5facetE+0x142)[0x7f985225b802]\n"
+)
+
+
+def test_std_bad_alloc_is_host_memory_first() -> None:
+    exp = explain_text(BAD_ALLOC, {})
+    assert exp.root is not None and exp.root.line == 2 and top(exp)[0] == "host-oom"
+    assert "binary-incompatible" in top(exp)
+
+
+def test_a_cuda_error_in_what_stays_a_cuda_error() -> None:
+    log = "terminate called after throwing an instance of 'c10::Error'\n  what():  CUDA error: initialization error\n"
+    assert top(explain_text(log, {}))[0] == "cuda-after-fork"
+
+
+def test_a_bad_free_with_a_locale_frame_names_the_library_that_carries_libstdcxx() -> None:
+    exp = explain_text(LOCALE_CLASH, {})
+    assert (
+        exp.root is not None and exp.root.line == 4
+    )  # the frame names the culprit; the free() line does not
+    assert top(exp)[:2] == ["library-bug", "multiple-toolkits"]
+    fixes = rank.cause_json(exp.causes, 0)["fix"]
+    assert fixes[0].startswith(
+        "/usr/local/lib/python3.6/site-packages/torch/lib/libshm.so carries its own copy of libstdc++"
+    )
+    bare = explain_text(LOCALE_CLASH.splitlines()[0] + "\n", {})
+    assert top(bare)[:2] == ["library-bug", "multiple-toolkits"]
+    assert rank.cause_json(bare.causes, 0)["fix"][0].startswith("glibc's allocator stopped the process")
+
+
+def test_a_real_error_before_a_bad_free_at_exit_stays_the_root() -> None:
+    log = "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\nfree(): invalid pointer\nAborted (core dumped)\n"
+    exp = explain_text(log, {})
+    assert exp.root is not None and exp.root.line == 1 and top(exp)[0] == "gpu-oom"

@@ -102,7 +102,8 @@ def _weights(m: Match) -> dict[str, float]:
 def log_scores(matches: list[Match], root: Match | None) -> dict[str, RankedCause]:
     ranked: dict[str, RankedCause] = {}
     by_sig: dict[str, Match] = {}
-    for m in matches:
+    context = [m for m in matches if m.sig.is_context]  # they name this log's path or setting
+    for m in context + ([root] if root is not None else []) + matches:  # then the root's steps
         by_sig.setdefault(m.sig.id, m)
     for sig_id, m in by_sig.items():
         is_root = root is not None and sig_id == root.sig.id
