@@ -34,6 +34,11 @@ def test_segfault_becomes_a_result() -> None:
     )
     assert r["status"] == "killed" and r["signal"] == "SIGSEGV"
     assert "Segmentation fault" in r["stderr_tail"]
+    diagnosis = r["diagnosis"]  # faulthandler's line is explained, with how to find the frame
+    assert diagnosis["root"] == "Fatal Python error: Segmentation fault" and diagnosis["confidence"] < 0.7
+    assert any("python -X faulthandler" in step for step in diagnosis["fix"])
+    found = run_check("probe-failed", stated({}, probe__results=[r]))
+    assert list(found.findings[0].fix[: len(diagnosis["fix"])]) == diagnosis["fix"]
 
 
 def test_hang_is_killed_and_the_run_goes_on() -> None:

@@ -39,6 +39,7 @@ def probe_failed(snap: Snapshot) -> list[Finding]:
                 + (f": {diag['title']}" if diag.get("title") else ""),
                 LAYER,
                 evidence=evidence,
+                fix=list(diag.get("fix") or []),
                 subject=r["framework"] if r["framework"] != "numpy" else "",
             )
         )

@@ -106,12 +106,14 @@ def diagnose(text: str) -> dict[str, Any] | None:
     exp = rank.explain(scan.scan(io.BytesIO(text.encode("utf-8", "replace"))), Snapshot())
     if exp.root is None or not exp.causes:
         return None
-    top = exp.causes[0]
+    top = rank.cause_json(exp.causes, 0)
     return {
-        "cause": top.id,
-        "title": knowledge.cause(top.id)["title"],
+        "cause": top["id"],
+        "title": knowledge.cause(top["id"])["title"],
+        "confidence": top["confidence"],
         "root": exp.root.text,
         "line": exp.root.line,
+        "fix": top["fix"][:3],
     }
 
 
