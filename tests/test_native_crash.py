@@ -85,6 +85,19 @@ def test_a_segfault_log_on_that_machine_is_explained_by_the_shadowing_copy(forei
 
 
 @needs_torch
+@needs_gcc
+def test_the_real_import_error_of_that_layout_is_explained_by_it(foreign_libtorch: Path) -> None:
+    env = _env(str(foreign_libtorch))
+    imported = subprocess.run(
+        [sys.executable, "-c", "import torch"], env=env, capture_output=True, timeout=120
+    )
+    assert imported.returncode != 0
+    doc = _json(["explain", "-"], env, stdin=imported.stderr)
+    assert doc["causes"][0]["id"] == "multiple-toolkits", imported.stderr[-500:]
+    assert doc["causes"][0]["fix"][0].startswith(f"Remove {foreign_libtorch}")
+
+
+@needs_torch
 def test_the_same_build_elsewhere_on_the_path_is_only_a_warning(tmp_path: Path) -> None:
     assert TORCH_DIR is not None
     shutil.copy(os.path.join(TORCH_DIR, "lib", "libc10.so"), tmp_path / "libc10.so")
