@@ -40,6 +40,11 @@ def _json(args: list[str], env: dict[str, str], stdin: bytes | None = None) -> d
     return json.loads(out.stdout)  # type: ignore[no-any-return]
 
 
+def _import_torch(env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
+    """`import torch` in a child with this environment: does the layout really break it?"""
+    return subprocess.run([sys.executable, "-c", "import torch"], env=env, capture_output=True, timeout=120)
+
+
 def _own_lib_findings(env: dict[str, str]) -> list[dict[str, Any]]:
     doc = _json(["check"], env)
     return [f for f in doc["findings"] if f["id"] == "own-library-shadowed"]
@@ -59,9 +64,7 @@ def foreign_libtorch(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @needs_gcc
 def test_libtorch_on_ld_library_path_breaks_import_and_check_names_it(foreign_libtorch: Path) -> None:
     env = _env(str(foreign_libtorch))
-    imported = subprocess.run(
-        [sys.executable, "-c", "import torch"], env=env, capture_output=True, timeout=120
-    )
+    imported = _import_torch(env)
     assert imported.returncode != 0  # the layout is really broken: undefined symbol or a crash
     hits = _own_lib_findings(env)
     assert len(hits) == 1 and hits[0]["severity"] == "error" and hits[0]["cause"] == "multiple-toolkits"
@@ -88,9 +91,7 @@ def test_a_segfault_log_on_that_machine_is_explained_by_the_shadowing_copy(forei
 @needs_gcc
 def test_the_real_import_error_of_that_layout_is_explained_by_it(foreign_libtorch: Path) -> None:
     env = _env(str(foreign_libtorch))
-    imported = subprocess.run(
-        [sys.executable, "-c", "import torch"], env=env, capture_output=True, timeout=120
-    )
+    imported = _import_torch(env)
     assert imported.returncode != 0
     doc = _json(["explain", "-"], env, stdin=imported.stderr)
     assert doc["causes"][0]["id"] == "multiple-toolkits", imported.stderr[-500:]
@@ -102,9 +103,7 @@ def test_the_same_build_elsewhere_on_the_path_is_only_a_warning(tmp_path: Path) 
     assert TORCH_DIR is not None
     shutil.copy(os.path.join(TORCH_DIR, "lib", "libc10.so"), tmp_path / "libc10.so")
     env = _env(str(tmp_path))
-    imported = subprocess.run(
-        [sys.executable, "-c", "import torch"], env=env, capture_output=True, timeout=120
-    )
+    imported = _import_torch(env)
     assert imported.returncode == 0, imported.stderr  # an identical copy does no harm today
     hits = _own_lib_findings(env)
     assert [h["severity"] for h in hits] == ["warning"] and "same size" in hits[0]["title"]
