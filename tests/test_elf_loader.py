@@ -10,7 +10,7 @@ import pytest
 
 from cudoctor.facts.elf import ElfError, read_elf
 from cudoctor.facts.fatbin import fatbin_archs, sm_list
-from cudoctor.facts.loader import Loader, needed_closure, parse_ldconfig, resolve_needed
+from cudoctor.facts.loader import Loader, needed_closure, parse_ldconfig, preloads, resolve_needed
 from tests.conftest import build_shared_lib, needs_gcc, needs_nvcc
 
 
@@ -71,6 +71,49 @@ def test_ld_library_path_beats_runpath_but_not_rpath(layout: Path) -> None:
     assert [c[1] for c in runpath.candidates][:2] == ["LD_LIBRARY_PATH", "runpath"]
     rpath = resolve_needed(str(layout / "app" / "librpath.so"), loader, ["libdep.so.1"])["libdep.so.1"]
     assert rpath.path == str(layout / "a" / "libdep.so.1") and rpath.via == "rpath"
+
+
+@needs_gcc
+def test_ld_preload_entries_map_sonames_to_files(layout: Path, tmp_path: Path) -> None:
+    a, b = layout / "a" / "libdep.so.1", layout / "b" / "libdep.so.1"
+    (tmp_path / "notes.so").write_text("not an ELF file")
+    value = f" {a}:{tmp_path / 'notes.so'} {tmp_path / 'absent.so'}  {b}"
+    assert preloads(value, {}) == {"libdep.so.1": str(a)}  # the first copy of a SONAME wins, junk is skipped
+    assert preloads("libdep.so.1", {"libdep.so.1": [str(b)]}) == {
+        "libdep.so.1": str(b)
+    }  # a bare name: ld cache
+    assert preloads("", {}) == {}
+
+
+@needs_gcc
+def test_a_preloaded_copy_wins_even_over_rpath_as_ld_so_decides(layout: Path, tmp_path: Path) -> None:
+    """The emulation agrees with the real loader: a program linked against a/libdep.so.1 through
+    DT_RPATH calls b's copy when b's is in LD_PRELOAD."""
+    other = build_shared_lib(tmp_path / "libdep.so.1", "int dep(void){return 7;}", "-Wl,-soname,libdep.so.1")
+    src = tmp_path / "main.c"
+    src.write_text('#include <stdio.h>\nint dep(void);\nint main(void){printf("%d", dep());return 0;}\n')
+    exe = tmp_path / "main"
+    subprocess.run(
+        [
+            "gcc",
+            "-o",
+            str(exe),
+            str(src),
+            "-L",
+            str(layout / "a"),
+            "-l:libdep.so.1",
+            "-Wl,--disable-new-dtags,-rpath," + str(layout / "a"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "LD_LIBRARY_PATH")}
+    assert subprocess.run([str(exe)], env=env, capture_output=True, text=True).stdout == "1"
+    real = subprocess.run([str(exe)], env={**env, "LD_PRELOAD": str(other)}, capture_output=True, text=True)
+    assert real.stdout == "7"
+    got = resolve_needed(str(exe), Loader((), {}, preloads(str(other), {})), ["libdep.so.1"])["libdep.so.1"]
+    assert (got.path, got.via) == (str(other), "preloaded")
+    assert [c[1] for c in got.candidates] == ["preloaded", "rpath"]
 
 
 @needs_gcc

@@ -20,6 +20,7 @@ import pytest
 from cudoctor.explainer import rank
 from cudoctor.facts import packages
 from cudoctor.model import Severity
+from cudoctor.paths import is_under
 from tests.conftest import build_shared_lib, cudoctor, finding_ids, needs_gcc, run_check, stated
 from tests.test_explain import explain_text, top
 
@@ -96,6 +97,38 @@ def test_the_real_import_error_of_that_layout_is_explained_by_it(foreign_libtorc
     doc = _json(["explain", "-"], env, stdin=imported.stderr)
     assert doc["causes"][0]["id"] == "multiple-toolkits", imported.stderr[-500:]
     assert doc["causes"][0]["fix"][0].startswith(f"Remove {foreign_libtorch}")
+
+
+@needs_torch
+@needs_gcc
+def test_a_foreign_libc10_in_ld_preload_breaks_import_and_check_names_the_preload(
+    foreign_libtorch: Path,
+) -> None:
+    preloaded = foreign_libtorch / "libc10.so"
+    env = {**_env(None), "LD_PRELOAD": str(preloaded)}
+    imported = _import_torch(env)
+    assert imported.returncode != 0 and b"undefined symbol" in imported.stderr
+    hits = _own_lib_findings(env)
+    assert len(hits) == 1 and hits[0]["severity"] == "error"
+    assert f"libc10.so from {preloaded} (LD_PRELOAD)" in hits[0]["title"]
+    assert hits[0]["fix"][0].startswith(f"Remove {preloaded} from LD_PRELOAD")
+    doc = _json(["explain", "-"], env, stdin=imported.stderr)
+    assert doc["causes"][0]["id"] == "multiple-toolkits", imported.stderr[-500:]
+    assert doc["causes"][0]["fix"][0].startswith(f"Remove {preloaded} from LD_PRELOAD")
+
+
+@pytest.mark.parametrize(
+    ("path", "directory", "inside"),
+    [
+        ("/venv/lib/site-packages/torch/lib/libc10.so", "/venv/lib/site-packages", True),
+        ("/venv/lib/site-packages", "/venv/lib/site-packages/", True),
+        ("/venv/lib/site-packages2/libc10.so", "/venv/lib/site-packages", False),
+        ("/venv/lib/site-packages/../../opt/libc10.so", "/venv/lib/site-packages", False),
+        ("/opt/libc10.so", "", False),
+    ],
+)
+def test_is_under_compares_whole_path_components(path: str, directory: str, inside: bool) -> None:
+    assert is_under(path, directory) is inside
 
 
 @needs_torch

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from typing import Any
 
 from cudoctor import knowledge, versions
 from cudoctor.checks import FRAMEWORK_FACTS, check, finding, view
 from cudoctor.model import Finding, Severity, Snapshot
+from cudoctor.paths import is_under
 
 LAYER = "CUDA toolkits & libraries"
 
@@ -85,10 +87,10 @@ def library_shadowed(snap: Snapshot) -> list[Finding]:
                     f"shadowed-{soname.split('.so')[0].removeprefix('lib')}",
                     "cpu-blas-runtime" if openmp else "multiple-toolkits",
                     Severity.WARNING,
-                    f"{view.describe(name, info)} would load {soname} from {hit[0]} ({res['via']}) instead of its own copy {hit[1]}",
+                    f"{view.describe(name, info)} would load {soname} from {hit[0]} ({_via_label(res['via'])}) instead of its own copy {hit[1]}",
                     LAYER,
                     evidence=[f"{soname}: {c[0]} via {c[1]}" for c in res.get("candidates", [])],
-                    fix=[f"Remove {os.path.dirname(hit[0])} from LD_LIBRARY_PATH (or unset LD_LIBRARY_PATH)"],
+                    fix=_unshadow_fixes([{"path": hit[0], "via": res["via"]}]),
                     subject=name,
                 )
             )
@@ -106,7 +108,6 @@ def own_library_shadowed(snap: Snapshot) -> list[Finding]:
         if not own_elsewhere:
             continue
         same_size = all(r["sizes"][0] == r["sizes"][1] for r in own_elsewhere.values())
-        dirs = sorted({os.path.dirname(r["path"]) for r in own_elsewhere.values()})
         first_name, first = sorted(own_elsewhere.items())[0]
         more = f" and {len(own_elsewhere) - 1} more of its own libraries" if len(own_elsewhere) > 1 else ""
         out.append(
@@ -114,8 +115,8 @@ def own_library_shadowed(snap: Snapshot) -> list[Finding]:
                 "own-library-shadowed",
                 "multiple-toolkits",
                 Severity.WARNING if same_size else Severity.ERROR,
-                f"{view.describe(name, info)} would load {first_name}{more} from {os.path.dirname(first['path'])} "
-                f"({first['via']}) instead of its own copy"
+                f"{view.describe(name, info)} would load {first_name}{more} from {_origin(first)} "
+                f"({_via_label(first['via'])}) instead of its own copy"
                 + (
                     " (same size: the same build, for now)"
                     if same_size
@@ -126,22 +127,54 @@ def own_library_shadowed(snap: Snapshot) -> list[Finding]:
                     f"{n}: {r['path']} via {r['via']} before {r['own']}"
                     for n, r in sorted(own_elsewhere.items())
                 ],
-                fix=[
-                    f"Remove {', '.join(dirs)} from LD_LIBRARY_PATH (a libtorch or another framework build unpacked for C++ work?): "
-                    "set it only in the shell or script that runs the C++ program, not in ~/.bashrc",
-                ],
+                fix=_unshadow_fixes(own_elsewhere.values()),
                 subject=name,
             )
         )
     return out
 
 
+def _via_label(via: str) -> str:
+    return "LD_PRELOAD" if via == "preloaded" else via
+
+
+def _origin(winner: dict[str, Any]) -> str:
+    """Where a foreign copy comes from: the file itself when preloaded, else its directory."""
+    path = str(winner["path"])
+    return path if winner.get("via") == "preloaded" else os.path.dirname(path)
+
+
+def _unshadow_fixes(winners: Iterable[dict[str, Any]]) -> list[str]:
+    """How to stop each way a foreign copy wins: LD_PRELOAD, LD_LIBRARY_PATH, or the ld.so cache."""
+    by_via: dict[str, set[str]] = {}
+    for w in winners:
+        by_via.setdefault(str(w.get("via")), set()).add(str(w["path"]))
+    fixes = []
+    if "preloaded" in by_via:
+        fixes.append(
+            f"Remove {', '.join(sorted(by_via.pop('preloaded')))} from LD_PRELOAD: "
+            "preload it only for the one program that needs it, not in ~/.bashrc or the job script"
+        )
+    if "LD_LIBRARY_PATH" in by_via:
+        dirs = sorted({os.path.dirname(p) for p in by_via.pop("LD_LIBRARY_PATH")})
+        fixes.append(
+            f"Remove {', '.join(dirs)} from LD_LIBRARY_PATH (or unset it); if it holds a libtorch or another "
+            "framework build unpacked for C++ work, set it only in the shell or script that runs that program"
+        )
+    if by_via:
+        dirs = sorted({os.path.dirname(p) for paths in by_via.values() for p in paths})
+        fixes.append(
+            f"Take {', '.join(dirs)} out of /etc/ld.so.conf.d (then sudo ldconfig), or remove the stray copies there"
+        )
+    return fixes
+
+
 def _shadow(soname: str, res: dict[str, Any], info: dict[str, Any]) -> tuple[str, str] | None:
     cands = res.get("candidates") or []
-    if not cands or res.get("via") not in ("LD_LIBRARY_PATH", "ldcache", "default"):
+    if not cands or res.get("via") not in ("preloaded", "LD_LIBRARY_PATH", "ldcache", "default"):
         return None
     site = os.path.dirname(str(info.get("location") or ""))
-    own = next((c for c in cands if c[1] in ("rpath", "runpath") or (site and c[0].startswith(site))), None)
+    own = next((c for c in cands if c[1] in ("rpath", "runpath") or (site and is_under(c[0], site))), None)
     if own is None or os.path.realpath(own[0]) == os.path.realpath(cands[0][0]):
         return None
     return cands[0][0], own[0]

@@ -22,6 +22,7 @@ from cudoctor.facts.packages import Dist, find_package_dir
 from cudoctor.facts.symvers import all_runtime_versions
 from cudoctor.knowledge import CUDA_LIB, RUNTIME_LIB
 from cudoctor.model import Fact, absent, failed, known
+from cudoctor.paths import is_under
 
 
 def cuda_lib_names(cuda: str | None, cudnn: str | None) -> list[str]:
@@ -89,9 +90,9 @@ def _own_libs_elsewhere(resolved: dict[str, Resolution], site: str) -> dict[str,
     CUDA and C/C++ runtime libraries are left to their own facts."""
     out: dict[str, Any] = {}
     for name, res in resolved.items():
-        if res.path is None or res.path.startswith(site) or CUDA_LIB.match(name) or RUNTIME_LIB.match(name):
+        if res.path is None or is_under(res.path, site) or CUDA_LIB.match(name) or RUNTIME_LIB.match(name):
             continue
-        own = next((p for p, _via in res.candidates if p.startswith(site)), None)
+        own = next((p for p, _via in res.candidates if is_under(p, site)), None)
         if own is not None:
             out[name] = {**res.to_json(), "own": own, "sizes": [_size(res.path), _size(own)]}
     return out

@@ -63,6 +63,23 @@ def read_ldcache(timeout: float = 5.0) -> tuple[dict[str, list[str]], str]:
     return parse_ldconfig(res.stdout), f"cmd:{exe} -p"
 
 
+def preloads(value: str, ldcache: dict[str, list[str]]) -> dict[str, str]:
+    """LD_PRELOAD (entries split by spaces or colons) -> soname -> path. The loader loads these
+    first and then satisfies any DT_NEEDED with the same SONAME from them. A bare name is looked
+    up in the ld.so cache; an entry that is not there or not an ELF file is skipped, as ld.so does."""
+    out: dict[str, str] = {}
+    for entry in re.split(r"[\s:]+", value.strip()):
+        path = entry if "/" in entry else next(iter(ldcache.get(entry, [])), "")
+        if not path or not os.path.isfile(path):
+            continue
+        try:
+            soname = read_elf(path).soname or os.path.basename(path)
+        except ElfError:
+            continue
+        out.setdefault(soname, os.path.normpath(path))
+    return out
+
+
 def expand_origin(entry: str, origin_dir: str) -> str:
     return entry.replace("$ORIGIN", origin_dir).replace("${ORIGIN}", origin_dir)
 
