@@ -202,7 +202,14 @@ def test_a_crash_in_numpys_c_api_refines_the_segfault() -> None:
 
 
 @pytest.mark.parametrize(
-    "line", ["Aborted (core dumped)", "Bus error (core dumped)", "Fatal Python error: Aborted"]
+    "line",
+    [
+        "Aborted (core dumped)",
+        "Aborted",
+        "run.sh: line 3: 48211 Aborted                 python train.py",
+        "Bus error (core dumped)",
+        "Fatal Python error: Aborted",
+    ],
 )
 def test_a_process_killed_by_a_signal_is_an_error_not_a_clean_log(line: str) -> None:
     assert rank.looks_like_error(line)
@@ -213,7 +220,14 @@ def test_a_process_killed_by_a_signal_is_an_error_not_a_clean_log(line: str) -> 
     )
 
 
-@pytest.mark.parametrize("line", ["Epoch 2/2 - loss: 0.12", "saved checkpoint to ./aborted_runs/ckpt.pt"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Epoch 2/2 - loss: 0.12",
+        "saved checkpoint to ./aborted_runs/ckpt.pt",
+        "Aborted training at epoch 3: loss is NaN, restoring the last checkpoint",
+    ],
+)
 def test_ordinary_lines_are_not_taken_for_crashes(line: str) -> None:
     assert not rank.looks_like_error(line)
 

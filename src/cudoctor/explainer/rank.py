@@ -61,14 +61,15 @@ def relevant(matches: list[Match]) -> list[Match]:
 
 ERROR_LOOKING = re.compile(
     r"\b\w*(?:Error|Exception|error|FAIL)\b"
-    r"|core dumped|Segmentation fault|Bus error|Aborted\b|Floating point exception|\bSIG(?:SEGV|ABRT|BUS|FPE|ILL)\b"
+    r"|core dumped|Segmentation fault|Bus error|Floating point exception|\bSIG(?:SEGV|ABRT|BUS|FPE|ILL)\b"
+    r"|^\s*Aborted\s*$|\b\d+\s+Aborted\b"  # the shell's word alone, or after the pid in a script
 )
 
 
 def looks_like_error(text: str) -> bool:
     """Whether a line reads like an exception, an error report (Error, Exception, FAIL) or a
     process that died on a signal (Segmentation fault, Aborted (core dumped), SIGBUS)."""
-    return ERROR_LOOKING.search(text) is not None
+    return ERROR_LOOKING.search(text.rstrip("\r\n")) is not None
 
 
 def fallback_root(scan: ScanResult) -> tuple[int, str] | None:
