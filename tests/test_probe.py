@@ -37,8 +37,9 @@ def test_segfault_becomes_a_result() -> None:
     diagnosis = r["diagnosis"]  # faulthandler's line is explained, with how to find the frame
     assert diagnosis["root"] == "Fatal Python error: Segmentation fault" and diagnosis["confidence"] < 0.7
     assert any("python -X faulthandler" in step for step in diagnosis["fix"])
-    found = run_check("probe-failed", stated({}, probe__results=[r]))
-    assert list(found.findings[0].fix[: len(diagnosis["fix"])]) == diagnosis["fix"]
+    found = run_check("probe-failed", stated({}, probe__results=[r])).findings[0]
+    assert list(found.fix[: len(diagnosis["fix"])]) == diagnosis["fix"]
+    assert ": perhaps several copies" in found.title and found.confidence == "possible"  # a guess says so
 
 
 def test_hang_is_killed_and_the_run_goes_on() -> None:
@@ -151,3 +152,4 @@ def test_framework_that_fails_to_import_is_explained(tmp_path: Path) -> None:
         and findings[0]["id"] == "probe-failed-torch"
         and findings[0]["cause"] == "cudnn-mismatch"
     )
+    assert "perhaps" not in findings[0]["title"] and findings[0]["confidence"] == "likely"

@@ -35,15 +35,31 @@ def probe_failed(snap: Snapshot) -> list[Finding]:
                 f"probe-failed-{r['framework']}",
                 cause,
                 Severity.ERROR,
-                f"The {r['framework']} GEMM probe {what}"
-                + (f": {diag['title']}" if diag.get("title") else ""),
+                f"The {r['framework']} GEMM probe {what}" + _diagnosis_title(diag),
                 LAYER,
                 evidence=evidence,
                 fix=list(diag.get("fix") or []),
+                confidence="possible" if _is_guess(diag) else "likely",
                 subject=r["framework"] if r["framework"] != "numpy" else "",
             )
         )
     return out
+
+
+GUESS_BELOW = 0.65  # explain's confidence under which the message alone does not settle the cause
+
+
+def _is_guess(diag: dict[str, Any]) -> bool:
+    return float(diag.get("confidence") or 0.0) < GUESS_BELOW
+
+
+def _diagnosis_title(diag: dict[str, Any]) -> str:
+    """': <cause title>', or ': perhaps <cause title>' when the message alone (a bare segfault)
+    says little of its cause."""
+    title = str(diag.get("title") or "")
+    if not title:
+        return ""
+    return f": perhaps {title[0].lower()}{title[1:]}" if _is_guess(diag) else f": {title}"
 
 
 @check("probe-wrong-result", "hardware-fault", LAYER, requires=("probe.results",))
