@@ -822,3 +822,42 @@ def test_round_15_libstdcxx_arch_list_and_triton() -> None:
         "RuntimeError: Cannot find a working triton installation. Either the package is not installed or it is too old.\n"
     )
     assert top(triton)[0] == "toolchain-not-found" and "triton-windows" in triton.causes[0].fixes[1]
+
+
+def test_round_19_tf1_cudnn_launch_failure_is_the_cudnn_pair_first_memory_second() -> None:
+    exp = explain_text(
+        "InternalError (see above for traceback): cuDNN launch failure : input shape ([64,128,1,1])\n"
+        "\t [[node dx_net/BatchNorm/FusedBatchNorm (defined at model.py:37) ]]\n"
+    )
+    assert exp.root is not None and exp.root.line == 1 and top(exp)[:2] == ["cudnn-mismatch", "gpu-oom"]
+    fixes = rank.cause_json(exp.causes, 0)["fix"]
+    assert "tensorflow.org/install/source#gpu" in fixes[0] and "memory growth" in fixes[1]
+    # a GPU launch failure of another kind is not read as cuDNN's
+    assert "cudnn-mismatch" not in top(explain_text("RuntimeError: CUDA error: unspecified launch failure\n"))
+
+
+def test_round_19_nvrtc_cannot_open_its_temp_file_under_a_non_ascii_user_name() -> None:
+    log = (
+        "NVRTCError: NVRTC_ERROR_COMPILATION (6)\n\n"
+        'CompileException: Catastrophic error: cannot open source file "C:\\Users\\黄\\AppData\\Local\\Temp\\tmpg4\\7cb9_2.cubin.cu"\n'
+    )
+    exp = explain_text(log)
+    assert exp.root is not None and exp.root.line == 3  # the specific line, not the generic NVRTC status
+    assert top(exp)[0] == "env-path-misconfig"
+    fix = rank.cause_json(exp.causes, 0)["fix"][0]
+    assert "C:\\Users\\黄\\AppData" in fix and "set TEMP=C:\\tmp" in fix
+    ascii_path = explain_text(log.replace("黄", "huang"))  # an ASCII temp path: the usual NVRTC reading stays
+    assert top(ascii_path)[0] != "env-path-misconfig"
+
+
+def test_round_19_a_dataloader_worker_that_exited_unexpectedly() -> None:
+    exited = explain_text("RuntimeError: DataLoader worker (pid(s) 76) exited unexpectedly\n")
+    assert top(exited)[:2] == ["shm-exhausted", "host-oom"]
+    assert "--shm-size" in rank.cause_json(exited.causes, 0)["fix"][0]
+    # torch chains it after the signal the worker died of: that line is the root
+    killed = explain_text(
+        "RuntimeError: DataLoader worker (pid 22048) is killed by signal: Killed.\n\n"
+        "The above exception was the direct cause of the following exception:\n\n"
+        "RuntimeError: DataLoader worker (pid(s) 22048) exited unexpectedly\n"
+    )
+    assert killed.root is not None and killed.root.line == 1 and top(killed)[0] == "host-oom"
