@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from cudoctor.facts import host, loader
-from cudoctor.model import Snapshot, Status, absent
-from tests.conftest import finding_ids, run_check, stated
+from cudoctor.model import Severity, Snapshot, Status, absent
+from tests.conftest import cudoctor, finding_ids, run_check, stated
 
 A100_CU124 = {"gpu": "A100", "driver": "550.54.15", "framework_version": "torch 2.5.1+cu124"}
 TORCH_LIBS_OK = {
@@ -657,6 +659,45 @@ def test_install_path_brackets_is_silent_on_a_plain_path_and_off_windows() -> No
         "install-path-brackets",
         stated({}, host__os=linux, framework__torch=torch_cuda(location="/srv/[x]/torch")),
     ) == ("ok", [])
+
+
+CHINESE_TEMP = "C:\\Users\\黄\\AppData\\Local\\Temp"  # cupy/cupy#2100
+
+
+def test_temp_path_non_ascii_fires_on_windows_for_cupy() -> None:
+    facts = stated({}, host__os=WIN, host__temp_dir=CHINESE_TEMP, python__packages={"cupy-cuda12x": "13.3.0"})
+    r = run_check("temp-path-non-ascii", facts)
+    assert finding_ids(r) == ["temp-path-non-ascii"] and r.findings[0].severity is Severity.WARNING
+    assert CHINESE_TEMP in r.findings[0].title and "cupy-cuda12x" in r.findings[0].title
+    assert "set TEMP=C:\\tmp" in r.findings[0].fix[0] and "CUPY_CACHE_DIR" in r.findings[0].fix[0]
+
+
+def test_temp_path_non_ascii_is_silent_for_ascii_paths_without_cupy_and_off_windows() -> None:
+    cupy = {"cupy-cuda12x": "13.3.0"}
+    ascii_temp = "C:\\Users\\huang\\AppData\\Local\\Temp"
+    assert outcome(
+        "temp-path-non-ascii", stated({}, host__os=WIN, host__temp_dir=ascii_temp, python__packages=cupy)
+    ) == ("ok", [])
+    assert outcome(
+        "temp-path-non-ascii",
+        stated({}, host__os=WIN, host__temp_dir=CHINESE_TEMP, python__packages={"torch": "2.5.1"}),
+    ) == ("ok", [])
+    linux = {"system": "Linux", "release": "6.1", "machine": "x86_64"}
+    assert outcome(
+        "temp-path-non-ascii", stated({}, host__os=linux, host__temp_dir="/tmp/黄", python__packages=cupy)
+    ) == ("ok", [])
+    # a snapshot from before the fact existed
+    assert outcome("temp-path-non-ascii", stated({}, host__os=WIN, python__packages=cupy))[0] == "unknown"
+
+
+def test_the_temp_dir_fact_follows_tmpdir_temp_tmp(tmp_path: Path) -> None:
+    chinese = tmp_path / "黄"
+    chinese.mkdir()
+    assert host.temp_dir({"TMPDIR": str(chinese)}) == str(chinese)
+    assert host.temp_dir({"TMPDIR": str(tmp_path / "absent"), "TEMP": str(tmp_path)}) == str(tmp_path)
+    out = cudoctor(["check", "--format", "json"], env={**os.environ, "TMPDIR": str(chinese)})
+    facts = json.loads(out.stdout)["snapshot"]["facts"]
+    assert facts["host.temp_dir"]["value"] == str(chinese)
 
 
 def test_install_path_brackets_unknown_without_the_location() -> None:

@@ -187,6 +187,39 @@ def install_path_brackets(snap: Snapshot) -> list[Finding]:
     ]
 
 
+@check(
+    "temp-path-non-ascii",
+    "env-path-misconfig",
+    LAYER,
+    requires=("host.os", "host.temp_dir", "python.packages"),
+)
+def temp_path_non_ascii(snap: Snapshot) -> list[Finding]:
+    """Windows: the temp directory has non-ASCII characters (a user name in Chinese, Cyrillic, ...), and
+    NVRTC cannot open the kernel source CuPy writes there: 'cannot open source file ...cubin.cu'."""
+    if str((snap.value("host.os") or {}).get("system", "")).lower() != "windows":
+        return []
+    temp = str(snap.value("host.temp_dir"))
+    cupy = sorted(n for n in snap.value("python.packages") or {} if n.startswith("cupy"))
+    if temp.isascii() or not cupy:
+        return []
+    return [
+        finding(
+            "temp-path-non-ascii",
+            "env-path-misconfig",
+            Severity.WARNING,
+            f"The temp directory {temp} has non-ASCII characters: {cupy[0]} compiles its kernels with NVRTC "
+            "from files written there, and NVRTC fails with 'cannot open source file'",
+            LAYER,
+            evidence=[f"temp directory: {temp}", f"installed: {', '.join(cupy)}"],
+            fix=[
+                "Point TEMP and TMP at an ASCII-only folder (e.g. mkdir C:\\tmp, then set TEMP=C:\\tmp and "
+                "set TMP=C:\\tmp, or in the user's environment variables), and set CUPY_CACHE_DIR to one too"
+            ],
+            subject="cupy",
+        )
+    ]
+
+
 SMALL_SHM = 1 << 30  # bytes; Docker and Kubernetes give containers 64 MiB unless told otherwise
 
 

@@ -7,6 +7,7 @@ import os
 import platform
 import socket
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -144,6 +145,16 @@ def os_release() -> str:
     return platform.platform()
 
 
+def temp_dir(env: Mapping[str, str]) -> str:
+    """The directory Python's tempfile (and so CuPy's NVRTC sources) would use for this environment:
+    TMPDIR, TEMP, TMP in that order when the directory exists, else the platform's default."""
+    for name in ("TMPDIR", "TEMP", "TMP"):
+        value = env.get(name)
+        if value and os.path.isdir(value):
+            return value
+    return tempfile.gettempdir()
+
+
 def collect_host(env: Mapping[str, str]) -> list[Fact]:
     facts = [
         known(
@@ -158,6 +169,7 @@ def collect_host(env: Mapping[str, str]) -> list[Fact]:
         ),
         known("host.python", {"version": platform.python_version(), "executable": sys.executable}, "sys"),
         known("host.name", socket.gethostname(), "socket.gethostname"),
+        known("host.temp_dir", temp_dir(env), "env:TMPDIR,TEMP,TMP / tempfile"),
         known("host.container", detect_container(), "file:/.dockerenv,/proc/1/cgroup"),
         known("host.wsl", detect_wsl(), "file:/proc/sys/kernel/osrelease"),
         known("env", relevant_env(env), "environment"),
