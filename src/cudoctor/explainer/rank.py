@@ -300,35 +300,39 @@ def _visible_devices_rule(
     )
 
 
+def _older_than(gpus: list[dict[str, Any]], cc: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(GPUs whose compute capability the facts know, those of them older than `cc`)."""
+    cc_t = versions.cc_tuple(cc)
+    known = [g for g in gpus if g.get("cc_t")]
+    return known, [g for g in known if cc_t and g["cc_t"] < cc_t]
+
+
+def _gpu_cc(g: dict[str, Any]) -> str:
+    return f"{g.get('name') or 'the GPU'} has compute capability {'.'.join(map(str, g['cc_t']))}"
+
+
 def _min_cc_rule(ranked: dict[str, RankedCause], need: str, gpus: list[dict[str, Any]]) -> None:
     """The failing feature needs compute capability `need`: the facts say whether this GPU has it."""
-    need_t = versions.cc_tuple(need)
-    old = [g for g in gpus if g.get("cc_t") and need_t and g["cc_t"] < need_t]
-    if old:
-        g = old[0]
-        have = ".".join(map(str, g["cc_t"]))
+    _known, older = _older_than(gpus, need)
+    if older:
         _bump(
             ranked,
             "arch-unsupported",
             CONFIRM,
-            f"fact: {g.get('name') or 'the GPU'} has compute capability {have}; this feature needs {need} or newer",
+            f"fact: {_gpu_cc(older[0])}; this feature needs {need} or newer",
         )
 
 
 def _new_gpu_rule(ranked: dict[str, RankedCause], newest: str, gpus: list[dict[str, Any]]) -> None:
     """The message means a library too old for a GPU of compute capability `newest` or newer: every GPU
     the facts name is older, so that reading is out (the library knows these GPUs)."""
-    newest_t = versions.cc_tuple(newest)
-    known = [g for g in gpus if g.get("cc_t")]
-    if newest_t and known and all(g["cc_t"] < newest_t for g in known):
-        g = known[0]
-        have = ".".join(map(str, g["cc_t"]))
+    known, older = _older_than(gpus, newest)
+    if known and len(older) == len(known):
         _bump(
             ranked,
             "arch-unsupported",
             -RULE_OUT,
-            f"fact: {g.get('name') or 'the GPU'} has compute capability {have}, older than the {newest}+ GPUs "
-            "this message fails on when the library is too old",
+            f"fact: {_gpu_cc(known[0])}, older than the {newest}+ GPUs this message fails on when the library is too old",
         )
 
 
