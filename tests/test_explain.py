@@ -861,3 +861,43 @@ def test_round_19_a_dataloader_worker_that_exited_unexpectedly() -> None:
         "RuntimeError: DataLoader worker (pid(s) 22048) exited unexpectedly\n"
     )
     assert killed.root is not None and killed.root.line == 1 and top(killed)[0] == "host-oom"
+
+
+def test_round_20_error_802_says_how_to_start_the_fabric_manager() -> None:
+    exp = explain_text("ggml_cuda_init: failed to initialize CUDA: system not yet initialized\n")
+    assert top(exp)[0] == "no-gpu-visible"
+    fixes = rank.cause_json(exp.causes, 0)["fix"]
+    assert (
+        "systemctl status nvidia-fabricmanager" in fixes[0] and "version must equal the driver's" in fixes[1]
+    )
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "E external/xla/xla/stream_executor/cuda/cuda_driver.cc:268] failed call to cuInit: CUDA_ERROR_UNKNOWN: unknown error\n",
+        "F0504 12:30:02.978602 2662 common.cpp:163] Check failed: error == cudaSuccess (30 vs. 0) unknown error\n",
+    ],
+)
+def test_round_20_cuda_unknown_error_points_at_the_driver_state_after_suspend(log: str) -> None:
+    exp = explain_text(log)
+    assert top(exp)[0] == "no-gpu-visible"
+    fixes = rank.cause_json(exp.causes, 0)["fix"]
+    assert (
+        "sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm" in fixes[0]
+        and "nvidia-modprobe -c 0 -u" in fixes[1]
+    )
+    # another CUDA status number in the same wording is not the unknown error
+    assert (
+        "no-gpu-visible"
+        not in top(explain_text("Check failed: error == cudaSuccess (2 vs. 0) out of memory\n"))[:1]
+    )
+
+
+def test_round_20_jax_unable_to_load_cuda_in_the_backend_warning() -> None:
+    exp = explain_text(
+        "WARNING:jax._src.xla_bridge:CUDA backend failed to initialize: Unable to load CUDA. "
+        "(Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)\n"
+    )
+    assert top(exp)[0] == "cuda-libs-missing"
+    assert 'pip install -U "jax[cuda12]"' in rank.cause_json(exp.causes, 0)["fix"][0]
