@@ -108,6 +108,41 @@ def test_cuinit_failed(rc: int, ids: list[str]) -> None:
     assert outcome("cuinit-failed", stated({}))[0] == "unknown"
 
 
+HGX_NODES = [
+    "/dev/nvidia-nvswitch0",
+    "/dev/nvidia-nvswitch1",
+    "/dev/nvidia-nvswitchctl",
+    "/dev/nvidia0",
+    "/dev/nvidiactl",
+]
+
+
+def test_cuinit_802_names_the_fabric_manager_and_the_nvswitch_nodes() -> None:
+    f = run_check("cuinit-failed", stated({}, driver__cuinit=802, gpu__device_nodes=HGX_NODES)).findings[0]
+    assert "Fabric Manager" in f.title and f.cause == "no-gpu-visible"
+    assert "2 NVSwitch device(s) in /dev" in f.evidence[1]
+    assert f.fix[0].startswith("Check it: systemctl status nvidia-fabricmanager")
+    without_nodes = run_check("cuinit-failed", stated({}, driver__cuinit=802)).findings[0]
+    assert without_nodes.evidence == ("driver.cuinit = 802",)
+
+
+def test_cuinit_999_points_at_a_missing_nvidia_uvm_node() -> None:
+    nodes = ["/dev/nvidia0", "/dev/nvidiactl"]
+    f = run_check("cuinit-failed", stated({}, driver__cuinit=999, gpu__device_nodes=nodes)).findings[0]
+    assert "/dev/nvidia-uvm is missing" in f.evidence[1] and "sudo rmmod nvidia_uvm" in f.fix[0]
+    present = run_check(
+        "cuinit-failed", stated({}, driver__cuinit=999, gpu__device_nodes=[*nodes, "/dev/nvidia-uvm"])
+    )
+    assert len(present.findings[0].evidence) == 1
+
+
+def test_a_cuinit_code_without_a_row_is_still_an_error() -> None:
+    f = run_check("cuinit-failed", stated({}, driver__cuinit=217)).findings[0]
+    assert f.severity is Severity.ERROR and f.title.startswith("cuInit returned 217")
+    busy = run_check("cuinit-failed", stated({}, driver__cuinit=46)).findings[0]
+    assert "CUDA_ERROR_DEVICES_UNAVAILABLE" in busy.title and "nvidia-smi -c DEFAULT" in busy.fix[0]
+
+
 def test_nvml_driver_mismatch() -> None:
     assert outcome("nvml-driver-mismatch", stated({}, driver__nvml_error="Driver/library version mismatch"))[
         1

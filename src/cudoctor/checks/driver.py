@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 from cudoctor import knowledge, versions
 from cudoctor.checks import FRAMEWORK_FACTS, check, finding, view
 from cudoctor.model import Finding, Severity, Snapshot
@@ -162,31 +165,47 @@ def _bad_indices(cvd: str, count: int) -> list[str]:
     return bad
 
 
-CUINIT = {
-    100: ("no-gpu-visible", "cuInit returned CUDA_ERROR_NO_DEVICE (100): the driver sees no usable GPU"),
-    803: (
-        "driver-too-old",
-        "cuInit returned 803 (system driver mismatch): a cuda-compat libcuda does not match the kernel driver",
-    ),
-    804: (
-        "driver-too-old",
-        "cuInit returned 804: forward compatibility (cuda-compat) was attempted on a GPU that does not support it",
-    ),
-    999: (
-        "no-gpu-visible",
-        "cuInit returned CUDA_ERROR_UNKNOWN (999): often a driver left broken by suspend/resume or a stale nvidia_uvm",
-    ),
-}
+def _cuinit_row(rc: int) -> dict[str, Any]:
+    row = next((r for r in knowledge.table("cuinit")["code"] if r["code"] == rc), None)
+    return row or {
+        "cause": "no-gpu-visible",
+        "title": f"cuInit returned {rc}: the CUDA driver API cannot start, so no CUDA program can",
+        "fix": [],
+    }
 
 
 @check("cuinit-failed", "no-gpu-visible", LAYER, requires=("driver.cuinit",))
 def cuinit_failed(snap: Snapshot) -> list[Finding]:
     """cuInit failed in a clean child process: the driver API itself cannot start."""
     rc = snap.value("driver.cuinit")
-    if rc in (0, None) or rc not in CUINIT:
+    if not isinstance(rc, int) or rc == 0:
         return []
-    cause, text = CUINIT[int(rc)]
-    return [finding("cuinit-failed", cause, Severity.ERROR, text, LAYER, evidence=[f"driver.cuinit = {rc}"])]
+    row = _cuinit_row(rc)
+    evidence = [f"driver.cuinit = {rc}", *_device_node_evidence(rc, snap)]
+    return [
+        finding(
+            "cuinit-failed",
+            row["cause"],
+            Severity.ERROR,
+            row["title"],
+            LAYER,
+            evidence=evidence,
+            fix=row["fix"],
+        )
+    ]
+
+
+def _device_node_evidence(rc: int, snap: Snapshot) -> list[str]:
+    """What /dev says about the two codes whose cause shows there: NVSwitch nodes (802), nvidia-uvm (999)."""
+    nodes = [str(n) for n in snap.value("gpu.device_nodes") or []]
+    if rc == 802:
+        switches = [n for n in nodes if re.match(r"/dev/nvidia-nvswitch\d+$", n)]
+        return (
+            [f"{len(switches)} NVSwitch device(s) in /dev: the Fabric Manager must run"] if switches else []
+        )
+    if rc == 999 and nodes and "/dev/nvidia-uvm" not in nodes:
+        return ["/dev/nvidia-uvm is missing: CUDA cannot start without it"]
+    return []
 
 
 @check("nvml-driver-mismatch", "no-gpu-visible", LAYER, requires=("driver.nvml_error",))

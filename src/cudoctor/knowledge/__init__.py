@@ -209,6 +209,9 @@ def validate() -> list[str]:
     for row in table("numpy_abi")["module"]:
         if versions.parse(row["numpy2_from"]) is None:
             problems.append(f"numpy_abi.toml: {row['package']}: numpy2_from does not parse")
+    for row in table("cuinit")["code"]:
+        if row["cause"] not in causes() or not row.get("source") or not row.get("title"):
+            problems.append(f"cuinit.toml: code {row.get('code')}: unknown cause, or no title or source")
     for cid, body in causes().items():
         for field in ("title", "why", "fix", "references"):
             if not body.get(field):
