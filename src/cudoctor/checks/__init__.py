@@ -72,10 +72,12 @@ def finding(
     confidence: str = "certain",
     subject: str = "",
     also: Iterable[str] = (),
+    generic_fixes: bool = True,
 ) -> Finding:
-    """A Finding whose explanation, generic fix steps and references come from causes.toml."""
+    """A Finding whose explanation, generic fix steps and references come from causes.toml
+    (generic_fixes=False: the check's own steps cover every way out, the cause's would mislead)."""
     text = knowledge.cause(cause)
-    steps = list(fix) + [s for s in text["fix"] if s not in fix]
+    steps = list(fix) + ([s for s in text["fix"] if s not in fix] if generic_fixes else [])
     return Finding(
         id=check_id,
         cause=cause,

@@ -128,6 +128,7 @@ def own_library_shadowed(snap: Snapshot) -> list[Finding]:
                     for n, r in sorted(own_elsewhere.items())
                 ],
                 fix=_unshadow_fixes(own_elsewhere.values()),
+                generic_fixes=False,  # they speak of CUDA copies on LD_LIBRARY_PATH
                 subject=name,
             )
         )
