@@ -256,6 +256,23 @@ def test_library_shadowed_by_ld_library_path() -> None:
     assert outcome("library-shadowed", stated({}))[0] == "unknown"
 
 
+def test_library_shadowed_by_ld_preload_says_to_drop_the_preload() -> None:
+    preloaded = "/opt/old-cuda/lib64/libcublasLt.so.12"
+    shadow = {
+        "libcublasLt.so.12": {
+            "path": preloaded,
+            "via": "preloaded",
+            "candidates": [
+                [preloaded, "preloaded"],
+                ["/site/nvidia/cublas/lib/libcublasLt.so.12", "runpath"],
+            ],
+        }
+    }
+    f = run_check("library-shadowed", stated({}, framework__torch=torch_cuda(libs=shadow))).findings[0]
+    assert f"from {preloaded} (LD_PRELOAD)" in f.title
+    assert f.fix[0].startswith(f"Remove {preloaded} from LD_PRELOAD")
+
+
 def test_cudnn_version_mismatch() -> None:
     snap = stated(
         {"cudnn": "8.9.7", "framework_version": "torch 2.5.1+cu124"},
