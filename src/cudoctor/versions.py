@@ -114,3 +114,17 @@ def satisfies(version: str, spec: str) -> bool | None:
         if not ok:
             return False
     return True
+
+
+def floor(spec: str) -> tuple[str, str] | None:
+    """The lowest version a specifier accepts and how it asks for it: '==12.4.127' ->
+    ('==', '12.4.127'); '<10.0,>=9.8' -> ('>=', '9.8'); '<13' -> None."""
+    floors: list[tuple[str, str]] = []
+    for clause in (c.strip() for c in spec.split(",")):
+        for op in ("==", ">=", "~=", ">"):
+            if clause.startswith(op) and not clause.startswith("==="):
+                value = clause[len(op) :].strip()
+                if parse(value) and not value.endswith("*"):
+                    floors.append(("==" if op == "==" else ">=", value))
+                break
+    return max(floors, key=lambda f: parse(f[1]) or ()) if floors else None

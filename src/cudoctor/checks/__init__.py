@@ -95,7 +95,7 @@ def finding(
 
 
 def _load_all() -> None:
-    from cudoctor.checks import build, cpu, driver, env, libs, memory, probe, runtime, toolchain, wsl  # noqa: F401
+    from cudoctor.checks import build, cpu, driver, env, libs, memory, probe, runtime, toolchain, wheels, wsl  # noqa: F401
 
 
 LAYER_ORDER = ("GPU & driver", "Frameworks", "CUDA toolkits & libraries", "Environment", "CPU BLAS", "Probes")

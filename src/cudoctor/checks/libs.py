@@ -212,6 +212,7 @@ def cudnn_version_mismatch(snap: Snapshot) -> list[Finding]:
             continue
         have = ", ".join(f"{v} ({where})" for _, v, where in vs)
         cuda_major = (versions.major_minor(str(info["cuda"])) or (12, 0))[0]
+        rivals = _cudnn_rivals(snap, wv[0])
         out.append(
             finding(
                 "cudnn-version-mismatch",
@@ -219,10 +220,31 @@ def cudnn_version_mismatch(snap: Snapshot) -> list[Finding]:
                 Severity.ERROR,
                 f"{view.describe(name, info)} was built with cuDNN {want}, but the cuDNN found is {have}",
                 LAYER,
-                evidence=[f"framework.{name}.cudnn = {want}", f"installed: {have}"],
-                fix=[f"pip install 'nvidia-cudnn-cu{cuda_major}>={versions.fmt(wv[:2])}'"],
+                evidence=[f"framework.{name}.cudnn = {want}", f"installed: {have}"]
+                + [
+                    f"{p['package']} {p['version']} Requires-Dist: {p['requires']}{p['spec']}" for p in rivals
+                ],
+                fix=[
+                    *(
+                        f"{p['package']} {p['version']} needs {p['requires']}{p['spec']} and {view.LABEL.get(name, name)} needs cuDNN {wv[0]}: "
+                        f"one environment holds one {p['requires']}, so install them in separate virtual environments "
+                        f"(or move {p['package']} to a release built for cuDNN {wv[0]})"
+                        for p in rivals
+                    ),
+                    f"pip install 'nvidia-cudnn-cu{cuda_major}>={versions.fmt(wv[:2])}'",
+                ],
             )
         )
+    return out
+
+
+def _cudnn_rivals(snap: Snapshot, major: int) -> list[dict[str, Any]]:
+    """Installed packages that ask for a pip cuDNN of another major than `major`: the two cannot share one environment."""
+    out = []
+    for pin in snap.value("python.cuda_wheel_pins") or []:
+        floor = versions.floor(str(pin["spec"])) if str(pin["requires"]).startswith("nvidia-cudnn") else None
+        if floor and (versions.parse(floor[1]) or (major,))[0] != major:
+            out.append(pin)
     return out
 
 

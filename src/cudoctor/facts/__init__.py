@@ -14,7 +14,7 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 
-from cudoctor.facts import driver, frameworks, host, loader, packages, toolkits
+from cudoctor.facts import driver, frameworks, host, loader, markers, packages, toolkits
 from cudoctor.model import Fact, Snapshot, failed, known
 
 Collector = Callable[[], list[Fact]]
@@ -28,6 +28,8 @@ def _packages(sys_path: Sequence[str], ldcache: dict[str, list[str]], env: Mappi
     broken = [d.error for d in dists if d.error] + problems
     facts.append(known("python.package_problems", broken, "dist-info scan"))
     facts.append(known("python.pins", packages.pins(dists), "dist-info Requires-Dist"))
+    wheel_pins = packages.wheel_pins(dists, markers.environment())
+    facts.append(known("python.cuda_wheel_pins", wheel_pins, "dist-info Requires-Dist"))
     nvidia = [d.to_json() for d in dists if d.name.startswith(("nvidia-", "cuda-"))]
     facts.append(known("python.nvidia_wheels", nvidia, "dist-info scan"))
     facts += frameworks.framework_facts(sys_path, dists, ld)

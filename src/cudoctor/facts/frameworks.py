@@ -18,7 +18,7 @@ from cudoctor.facts import buildinfo
 from cudoctor.facts.elf import ElfError, read_elf
 from cudoctor.facts.fatbin import fatbin_archs, sm_list
 from cudoctor.facts.loader import Loader, Resolution, needed_closure
-from cudoctor.facts.packages import Dist, find_package_dir
+from cudoctor.facts.packages import Dist, find_package_dir, split_requirement
 from cudoctor.facts.symvers import all_runtime_versions
 from cudoctor.knowledge import CUDA_LIB, RUNTIME_LIB
 from cudoctor.model import Fact, absent, failed, known
@@ -40,15 +40,18 @@ def cuda_lib_names(cuda: str | None, cudnn: str | None) -> list[str]:
 
 
 def _requires_pin(dist: Dist | None, prefix: str) -> str | None:
-    """Version pinned for a dependency: 'nvidia-cudnn-cu12==9.1.0.70' -> '9.1.0.70'."""
+    """The version a dependency is built for: its exact pin ('nvidia-cudnn-cu12==9.1.0.70' ->
+    '9.1.0.70', torch) or its lower bound ('nvidia-cudnn-cu12<10.0,>=9.8; extra == "with-cuda"'
+    -> '9.8', the JAX plugin, built with the cuDNN it asks at least for)."""
     if dist is None:
         return None
     for req in dist.requires:
-        if ";" in req and "extra ==" in req:
+        parts = split_requirement(req)
+        if parts is None or not parts[0].startswith(prefix):
             continue
-        m = re.match(rf"{prefix}[\w-]*\s*\(?==\s*([\w.]+)", req, re.I)
-        if m:
-            return m.group(1)
+        clauses: dict[str, str] = dict(re.findall(r"(==|>=)\s*([\w.]+)", parts[1]))
+        if clauses:
+            return clauses.get("==") or clauses[">="]
     return None
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+
+from cudoctor.facts import markers
 
 INTERESTING = re.compile(
     r"^(torch|tensorflow.*|tf[-_]nightly.*|jax|jaxlib|jax[-_]cuda\d+[-_].*|cupy.*|numba|numpy|"
@@ -133,4 +135,32 @@ def pins(dists: list[Dist]) -> list[dict[str, str]]:
             target = normalise(m.group(1))
             if target in COMPILED_AGAINST and target in installed and target != d.name:
                 out.append({"package": d.name, "version": d.version, "requires": target, "spec": m.group(2)})
+    return out
+
+
+CUDA_WHEEL = re.compile(r"^(nvidia|cuda)-", re.I)
+
+
+def split_requirement(req: str) -> tuple[str, str, str] | None:
+    """'nvidia-cudnn-cu12 (==9.1.0.70) ; platform_system == "Linux"' -> (name, spec, marker)."""
+    body, _, marker = req.partition(";")
+    m = _REQUIREMENT.match(body.strip())
+    if m is None:
+        return None
+    return normalise(m.group(1)), m.group(2).replace(" ", ""), marker.strip()
+
+
+def wheel_pins(dists: list[Dist], marker_env: Mapping[str, str]) -> list[dict[str, str]]:
+    """Version requirements installed packages state on installed NVIDIA CUDA wheels, where their
+    markers hold here (extras count: see markers). Unversioned requirements say nothing; skipped."""
+    installed = {d.name for d in dists if CUDA_WHEEL.match(d.name)}
+    out = []
+    for d in dists:
+        for req in d.requires:
+            parts = split_requirement(req)
+            if parts is None or parts[0] not in installed or not parts[1] or parts[0] == d.name:
+                continue
+            if parts[2] and markers.holds(parts[2], marker_env) is not True:
+                continue
+            out.append({"package": d.name, "version": d.version, "requires": parts[0], "spec": parts[1]})
     return out
