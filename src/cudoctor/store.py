@@ -12,7 +12,8 @@ import json
 import os
 import socket
 import sqlite3
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -83,15 +84,31 @@ def connect(path: str, create: bool = True) -> Iterator[sqlite3.Connection]:
         raise StoreError(f"{path}: no snapshot database there (save one with: cudoctor snapshot save)")
     if exists:
         with _open(f"file:{path}?mode=ro", path) as ro:
-            _validate(ro, path, allow_empty=create)
+            _retry_while_locked(lambda: _validate(ro, path, allow_empty=create))
     if not create:
         with _open(f"file:{path}?mode=ro", path) as conn:
             yield conn
         return
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with _open(f"file:{path}", path) as conn:
-        _initialise(conn)
+        _retry_while_locked(lambda: _initialise(conn))
         yield conn
+
+
+def _retry_while_locked(step: Callable[[], None], patience_s: float = 60.0) -> None:
+    """Run `step` again while another process holds a lock SQLite does not wait for on its own:
+    a fresh database switching to WAL, or its first WAL index being built (seen with 32 processes
+    saving into one new file at once)."""
+    deadline, delay = time.monotonic() + patience_s, 0.005
+    while True:
+        try:
+            step()
+            return
+        except sqlite3.OperationalError as exc:
+            if ("locked" not in str(exc) and "busy" not in str(exc)) or time.monotonic() > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.25)
 
 
 @contextmanager
@@ -110,9 +127,13 @@ def _open(uri: str, path: str) -> Iterator[sqlite3.Connection]:
 
 
 def _validate(conn: sqlite3.Connection, path: str, allow_empty: bool) -> None:
-    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+    conn.execute("BEGIN")  # one read transaction: another process may be initialising the file
+    try:
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+    finally:
+        conn.execute("ROLLBACK")
     if app_id == 0 and tables == 0:
         if allow_empty:
             return
