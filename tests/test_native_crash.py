@@ -7,6 +7,7 @@ by gcc in a temporary directory put first on LD_LIBRARY_PATH, which makes `impor
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -22,6 +23,7 @@ from cudoctor.facts import packages
 from cudoctor.model import Severity
 from cudoctor.paths import is_under
 from tests.conftest import build_shared_lib, cudoctor, finding_ids, needs_gcc, run_check, stated
+from tests.test_checks import SHM_64_MIB, torch_cuda
 from tests.test_explain import explain_text, top
 
 TORCH_DIR = packages.find_package_dir(sys.path, "torch")
@@ -205,21 +207,55 @@ def test_a_crash_in_numpys_c_api_refines_the_segfault() -> None:
 
 
 @pytest.mark.parametrize(
-    "line",
+    ("line", "signature"),
     [
-        "Aborted (core dumped)",
-        "Aborted",
-        "run.sh: line 3: 48211 Aborted                 python train.py",
-        "Bus error (core dumped)",
-        "Fatal Python error: Aborted",
+        ("Aborted (core dumped)", "library-bug/aborted"),
+        ("Aborted", "library-bug/aborted"),
+        ("run.sh: line 3: 48211 Aborted                 python train.py", "library-bug/aborted"),
+        ("Fatal Python error: Aborted", "library-bug/aborted"),
+        ("Bus error (core dumped)", "shm-exhausted/bus-error"),
     ],
 )
-def test_a_process_killed_by_a_signal_is_an_error_not_a_clean_log(line: str) -> None:
+def test_a_process_killed_by_a_signal_is_a_root_error(line: str, signature: str) -> None:
+    assert rank.looks_like_error(line)
+    out = cudoctor(
+        ["explain", "-", "--no-live", "--format", "json"], stdin=f"epoch 1 done\n{line}\n".encode()
+    )
+    assert out.returncode == 1, out.stderr
+    root = json.loads(out.stdout)["root"]
+    assert (root["line"], root["signature"]) == (2, signature)
+
+
+def test_an_error_looking_line_without_a_signature_is_named_but_exits_0() -> None:
+    line = "Trace/breakpoint trap (core dumped)"
     assert rank.looks_like_error(line)
     out = cudoctor(["explain", "-", "--no-live"], stdin=f"epoch 1 done\n{line}\n".encode())
     assert out.returncode == 0  # no known signature: exit status 1 is kept for those
     assert out.stdout.decode().startswith(
         f"No known GPU/BLAS error signature matched; last error-looking line (2): {line}"
+    )
+
+
+def test_a_bare_abort_says_the_reason_is_printed_before_it() -> None:
+    exp = explain_text("epoch 3\nAborted (core dumped)\n", {})
+    assert top(exp)[:2] == ["library-bug", "multiple-toolkits"]
+    assert "terminate called after throwing" in rank.cause_json(exp.causes, 0)["fix"][0]
+    # the message before the abort names the cause: it is the root, not the abort
+    bad_alloc = "terminate called after throwing an instance of 'std::bad_alloc'\n  what():  std::bad_alloc\nAborted (core dumped)\n"
+    assert explain_text(bad_alloc, {}).root.sig.id == "host-oom/std-bad-alloc"
+
+
+def test_a_bus_error_in_a_container_with_small_shm_gets_this_machines_fact_first() -> None:
+    from cudoctor.explainer import scan
+
+    snap = stated({}, framework__torch=torch_cuda(), host__shm=SHM_64_MIB, host__container="docker")
+    exp = rank.explain(scan.scan(io.BytesIO(b"Epoch 1\nBus error (core dumped)\n")), snap)
+    assert top(exp)[0] == "shm-exhausted"
+    assert exp.causes[0].findings and exp.causes[0].findings[0].id == "shared-memory-small"
+    without = explain_text("Epoch 1\nBus error (core dumped)\n", {})
+    assert (
+        top(without)[0] == "shm-exhausted"
+        and "df -h /dev/shm" in rank.cause_json(without.causes, 0)["fix"][0]
     )
 
 
