@@ -901,3 +901,50 @@ def test_round_20_jax_unable_to_load_cuda_in_the_backend_warning() -> None:
     )
     assert top(exp)[0] == "cuda-libs-missing"
     assert 'pip install -U "jax[cuda12]"' in rank.cause_json(exp.causes, 0)["fix"][0]
+
+
+# ---------------------------------------------------------------- NVRTC's -arch against the CUDA in the facts
+def _cupy_nvrtc_log(arch: str) -> str:
+    """CuPy's dump of a failed NVRTC compile (cupy/cupy#1651), with the -arch it asked for."""
+    return (
+        "NVRTC compilation error: nvrtc: error: invalid value for --gpu-architecture (-arch)\n\n-----\nName: \n"
+        f"Options: -I/home/u/miniconda3/lib/python3.6/site-packages/cupy/core/include -ftz=true -arch={arch}\n"
+        "CUDA source:\n1 \n-----\n"
+        "cupy.cuda.compiler.CompileException: nvrtc: error: invalid value for --gpu-architecture (-arch)\n"
+    )
+
+
+def test_nvrtc_arch_older_than_the_cuda_names_the_last_toolkit_for_it() -> None:
+    exp = explain_text(_cupy_nvrtc_log("compute_21"), {"system_cuda": "9.1"})
+    assert top(exp)[0] == "arch-unsupported"
+    fix = rank.cause_json(exp.causes, 0)["fix"][0]
+    assert fix.startswith(
+        "This GPU (compute capability 2.1) is older than CUDA 9.1 supports: CUDA 8.0 is the last"
+    )
+    assert (
+        "the log asks NVRTC for compute capability 2.1; CUDA 9.1 builds for 3.0 to 7.2"
+        in exp.causes[0].reasons
+    )
+
+
+def test_nvrtc_arch_newer_than_the_cuda_names_the_first_toolkit_that_knows_it() -> None:
+    exp = explain_text(_cupy_nvrtc_log("compute_89"), {"system_cuda": "11.3"})
+    fix = rank.cause_json(exp.causes, 0)["fix"][0]
+    assert fix.startswith("This GPU (compute capability 8.9) is newer than CUDA 11.3 knows")
+    assert "built with CUDA 11.8 or newer" in fix
+
+
+def test_nvrtc_arch_within_the_cudas_range_is_not_confirmed() -> None:
+    within = explain_text(_cupy_nvrtc_log("compute_61"), {"system_cuda": "9.1"})
+    without = explain_text(_cupy_nvrtc_log("compute_61"), {})
+    assert within.causes[0].score == pytest.approx(without.causes[0].score)
+    # no CUDA fact: the span of toolkits that build for it, as a step to check
+    assert any(
+        f.startswith("Compute capability 6.1 needs a CuPy/PyTorch whose CUDA is between 8.0 and ")
+        for f in rank.cause_json(without.causes, 0)["fix"]
+    )
+
+
+def test_an_nvrtc_options_line_alone_is_not_an_error() -> None:
+    exp = explain_text("Options: -I/x/cupy/core/include -ftz=true -arch=compute_80\n", {})
+    assert exp.root is None

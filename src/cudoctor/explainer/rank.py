@@ -264,6 +264,9 @@ def context_rules(
         )
     if root is not None and root.sig.min_cc:
         _min_cc_rule(ranked, root.sig.min_cc, view.gpus(snap))
+    arch = next((m.captures["arch"] for m in matches if m.captures.get("arch")), None)
+    if arch and "arch-unsupported" in ranked:
+        _arch_option_rule(ranked, f"{arch[:-1]}.{arch[-1]}", _cuda_versions(snap))
     if root is not None and root.sig.new_gpu_cc:
         _new_gpu_rule(ranked, root.sig.new_gpu_cc, view.gpus(snap))
     if "cpu-only-build" in ranked:
@@ -321,6 +324,48 @@ def _min_cc_rule(ranked: dict[str, RankedCause], need: str, gpus: list[dict[str,
             CONFIRM,
             f"fact: {_gpu_cc(older[0])}; this feature needs {need} or newer",
         )
+
+
+def _cuda_versions(snap: Snapshot) -> list[str]:
+    """CUDA versions the facts name: toolkits found or stated, and the frameworks' builds."""
+    found = [str(t.get("version")) for t in snap.value("cuda.toolkits") or [] if t.get("version")]
+    found += [str(info["cuda"]) for _, info in view.frameworks(snap) if info.get("cuda")]
+    return list(dict.fromkeys(found))
+
+
+def _arch_option_rule(ranked: dict[str, RankedCause], cc: str, cudas: list[str]) -> None:
+    """The log names the architecture NVRTC was asked for (-arch=compute_21): say which CUDA
+    versions can build for it, and whether the CUDA the facts name is one of them."""
+    span = knowledge.cuda_span_for_cc(cc)
+    if span is None:
+        return
+    want = versions.cc_tuple(cc) or (0,)
+    for cuda in cudas:
+        lo_hi = knowledge.toolkit_cc_range(cuda)
+        if lo_hi is None or lo_hi[0] <= want <= lo_hi[1]:
+            continue
+        old = want < lo_hi[0]
+        reason = (
+            f"the log asks NVRTC for compute capability {cc}; CUDA {cuda} builds for "
+            f"{versions.cc_str(lo_hi[0])} to {versions.cc_str(lo_hi[1])}"
+        )
+        fix = (
+            f"This GPU (compute capability {cc}) is older than CUDA {cuda} supports: CUDA {span[1]} is the last "
+            f"toolkit that builds for it. Use CUDA {span[1]} with a CuPy/PyTorch built for it, or a newer GPU"
+            if old
+            else f"This GPU (compute capability {cc}) is newer than CUDA {cuda} knows: install a CuPy/PyTorch "
+            f"built with CUDA {span[0]} or newer (e.g. pip install cupy-cuda12x)"
+        )
+        _bump(ranked, "arch-unsupported", CONFIRM, reason, fix)
+        return
+    _bump(
+        ranked,
+        "arch-unsupported",
+        0.0,
+        f"the log asks NVRTC for compute capability {cc}, which CUDA {span[0]} to {span[1]} can build for",
+        f"Compute capability {cc} needs a CuPy/PyTorch whose CUDA is between {span[0]} and {span[1]}: "
+        "check which CUDA yours uses (python -c 'import cupy; cupy.show_config()')",
+    )
 
 
 def _new_gpu_rule(ranked: dict[str, RankedCause], newest: str, gpus: list[dict[str, Any]]) -> None:

@@ -107,6 +107,18 @@ def toolkit_cc_range(cuda: str) -> tuple[versions.Version, versions.Version] | N
     return None
 
 
+def cuda_span_for_cc(cc: str) -> tuple[str, str] | None:
+    """The oldest and newest CUDA toolkit that can build for compute capability `cc`."""
+    want = versions.cc_tuple(cc)
+    rows = [
+        r
+        for r in table("toolkit_archs")["toolkit"]
+        if want
+        and (versions.cc_tuple(r["min_cc"]) or (0,)) <= want <= (versions.cc_tuple(r["max_cc"]) or (0,))
+    ]
+    return (rows[0]["cuda_min"], rows[-1]["cuda_max"]) if rows else None
+
+
 def torch_variant(version: str, cuda: str | None) -> str | None:
     """'2.5.1+cu124' -> 'cu124'; '1.4.0' with cuda '10.1' -> 'cu101'."""
     m = re.search(r"\+(cu\d+)", version)
