@@ -75,16 +75,10 @@ def _older_wheel(wheel: str, have: str, short: list[dict[str, Any]], pins: list[
 
 
 def wheel_fix(wheel: str, short: list[dict[str, Any]], held: list[dict[str, Any]]) -> list[str]:
-    """Steps out: the newest floor asked for, unless two packages need different majors."""
-    floors = [(f, p) for p in short + held if (f := versions.floor(str(p["spec"])))]
-    (op, target), _ = max(floors, key=lambda fp: versions.parse(fp[0][1]) or ())
-    majors = {(versions.parse(f[1]) or (0,))[0]: p for f, p in floors}
-    if len(majors) > 1:
-        a, b = (majors[m] for m in sorted(majors))
-        return [
-            f"{a['package']} and {b['package']} need different major versions of {wheel} ({a['spec']} and {b['spec']}), "
-            "and one environment holds one: install them in separate virtual environments",
-        ]
+    """Steps out: the newest floor anyone asks for (the wheels of one name share a CUDA major, and
+    a newer minor serves those that pinned an older one)."""
+    floors = [f for p in short + held if (f := versions.floor(str(p["spec"])))]
+    op, target = max(floors, key=lambda f: versions.parse(f[1]) or ())
     steps = [f"pip install '{wheel}{op}{target}'"]
     below = [
         p for p in held if versions.floor(str(p["spec"])) != (op, target) and str(p["spec"]).startswith("==")

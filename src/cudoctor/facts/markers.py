@@ -12,7 +12,7 @@ import os
 import platform
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from cudoctor import versions
 
@@ -69,23 +69,32 @@ def _tokens(text: str) -> list[tuple[str, str]]:
     return out
 
 
-def _or(tokens: list[tuple[str, str]], env: Mapping[str, str]) -> tuple[bool, list[tuple[str, str]]]:
-    value, tokens = _and(tokens, env)
-    while tokens and tokens[0] == ("word", "or"):
-        right, tokens = _and(tokens[1:], env)
-        value = value or right
+Tokens = list[tuple[str, str]]
+
+
+def _or(tokens: Tokens, env: Mapping[str, str]) -> tuple[bool, Tokens]:
+    return _chain(tokens, env, "or", _and)
+
+
+def _and(tokens: Tokens, env: Mapping[str, str]) -> tuple[bool, Tokens]:
+    return _chain(tokens, env, "and", _atom)
+
+
+def _chain(
+    tokens: Tokens,
+    env: Mapping[str, str],
+    word: str,
+    operand: Callable[[Tokens, Mapping[str, str]], tuple[bool, Tokens]],
+) -> tuple[bool, Tokens]:
+    """operand (word operand)*, where `word` is 'and' or 'or' (and binds tighter: _or chains _and)."""
+    value, tokens = operand(tokens, env)
+    while tokens and tokens[0] == ("word", word):
+        right, tokens = operand(tokens[1:], env)
+        value = (value or right) if word == "or" else (value and right)
     return value, tokens
 
 
-def _and(tokens: list[tuple[str, str]], env: Mapping[str, str]) -> tuple[bool, list[tuple[str, str]]]:
-    value, tokens = _atom(tokens, env)
-    while tokens and tokens[0] == ("word", "and"):
-        right, tokens = _atom(tokens[1:], env)
-        value = value and right
-    return value, tokens
-
-
-def _atom(tokens: list[tuple[str, str]], env: Mapping[str, str]) -> tuple[bool, list[tuple[str, str]]]:
+def _atom(tokens: Tokens, env: Mapping[str, str]) -> tuple[bool, Tokens]:
     if tokens[:1] == [("paren", "(")]:
         value, rest = _or(tokens[1:], env)
         if rest[:1] != [("paren", ")")]:
