@@ -49,9 +49,9 @@ def _requires_pin(dist: Dist | None, prefix: str) -> str | None:
         parts = split_requirement(req)
         if parts is None or not parts[0].startswith(prefix):
             continue
-        clauses: dict[str, str] = dict(re.findall(r"(==|>=)\s*([\w.]+)", parts[1]))
-        if clauses:
-            return clauses.get("==") or clauses[">="]
+        floor = versions.floor(parts[1])
+        if floor:
+            return floor[1]
     return None
 
 

@@ -129,12 +129,12 @@ def pins(dists: list[Dist]) -> list[dict[str, str]]:
     out = []
     for d in dists:
         for req in d.requires:
-            m = _REQUIREMENT.match(req)
-            if ";" in req or m is None or not m.group(2):
+            parts = split_requirement(req)
+            if parts is None or parts[2] or not parts[1]:
                 continue
-            target = normalise(m.group(1))
+            target, spec, _ = parts
             if target in COMPILED_AGAINST and target in installed and target != d.name:
-                out.append({"package": d.name, "version": d.version, "requires": target, "spec": m.group(2)})
+                out.append({"package": d.name, "version": d.version, "requires": target, "spec": spec})
     return out
 
 
