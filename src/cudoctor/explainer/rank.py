@@ -14,25 +14,15 @@ from typing import Any
 
 from cudoctor import knowledge, versions
 from cudoctor.checks import run_checks, view
+from cudoctor.explainer import gpu_rules
+from cudoctor.explainer.ranked import CONFIRM, RULE_OUT, RankedCause, bump
 from cudoctor.explainer.scan import Match, ScanResult
 from cudoctor.model import Finding, Severity, Snapshot
 
-CONFIRM = 1.0  # a fact-based finding for a cause the log permits
-RULE_OUT = 0.4  # a fact that rules out the reading a message usually has
 UNRELATED = {Severity.ERROR: 0.2, Severity.WARNING: 0.1, Severity.INFO: 0.0}
 ALONE = {Severity.ERROR: 0.5, Severity.WARNING: 0.3, Severity.INFO: 0.05}
 INT32 = 2**31
 PRE_RELEASE = re.compile(r"\d\.?(?:dev|a|b|rc)\d*(?:\+|$)|\+git|nightly", re.I)
-
-
-@dataclasses.dataclass
-class RankedCause:
-    id: str
-    score: float
-    evidence: list[str] = dataclasses.field(default_factory=list)
-    findings: list[Finding] = dataclasses.field(default_factory=list)
-    reasons: list[str] = dataclasses.field(default_factory=list)
-    fixes: list[str] = dataclasses.field(default_factory=list)  # steps a rule found for this log
 
 
 @dataclasses.dataclass
@@ -117,16 +107,6 @@ def log_scores(matches: list[Match], root: Match | None) -> dict[str, RankedCaus
     return ranked
 
 
-def _bump(
-    ranked: dict[str, RankedCause], cause: str, amount: float, reason: str, fix: str | None = None
-) -> None:
-    rc = ranked.setdefault(cause, RankedCause(cause, 0.0))
-    rc.score += amount
-    rc.reasons.append(reason)
-    if fix and fix not in rc.fixes:
-        rc.fixes.append(fix)
-
-
 def _numbers_product(text: str) -> int:
     best = 0
     for shape in re.findall(r"\b\d+(?:\s*[x×,]\s*\d+){2,}\b", text):
@@ -146,7 +126,7 @@ def capture_rules(ranked: dict[str, RankedCause], matches: list[Match], snap: Sn
         caps = m.captures
         dims = [int(caps[k]) for k in ("m", "n", "k") if caps.get(k, "").isdigit()]
         if dims and max(dims) >= 2**20:
-            _bump(
+            bump(
                 ranked,
                 "library-bug",
                 0.5,
@@ -155,16 +135,16 @@ def capture_rules(ranked: dict[str, RankedCause], matches: list[Match], snap: Sn
         if caps.get("dtype", "").upper() == "CUDA_R_16BF" and any(
             g.get("cc_t") and g["cc_t"] < (8, 0) for g in gpus
         ):
-            _bump(
+            bump(
                 ranked,
                 "dtype-mismatch",
                 0.5,
                 "bfloat16 GEMM on a GPU older than compute capability 8.0 (no bf16 support)",
             )
-            _bump(ranked, "arch-unsupported", 0.3, "the GPU predates bfloat16 tensor cores")
+            bump(ranked, "arch-unsupported", 0.3, "the GPU predates bfloat16 tensor cores")
         if caps.get("driver_cuda_int", "").isdigit():
             found = versions.cuda_from_int(int(caps["driver_cuda_int"]))
-            _bump(
+            bump(
                 ranked,
                 "driver-too-old",
                 0.0,
@@ -179,7 +159,7 @@ def capture_rules(ranked: dict[str, RankedCause], matches: list[Match], snap: Sn
             _path_list_rule(ranked, m.line, caps["home_list"])
     text = " ".join(m.text for m in matches) + " " + other
     if _numbers_product(text) >= INT32:
-        _bump(
+        bump(
             ranked,
             "library-bug",
             0.5,
@@ -193,8 +173,8 @@ def _gpu_left_idle_rule(
     """A half-precision op ran on the CPU of a machine that has a GPU: the GPU was not usable."""
     name = gpus[0].get("name") or "a GPU"
     reason = f"line {line}: {op} ran on the CPU, yet the machine has {name}"
-    _bump(ranked, "cpu-only-build", 0.5, reason + ": a CPU-only framework build never uses it")
-    _bump(ranked, "no-gpu-visible", 0.4, reason + ": hidden from the process, or no driver")
+    bump(ranked, "cpu-only-build", 0.5, reason + ": a CPU-only framework build never uses it")
+    bump(ranked, "no-gpu-visible", 0.4, reason + ": hidden from the process, or no driver")
 
 
 TURING_SHARED_MEMORY = 65536  # bytes per block: Turing and older consumer GPUs; Ampere+ allow more
@@ -203,7 +183,7 @@ TURING_SHARED_MEMORY = 65536  # bytes per block: Turing and older consumer GPUs;
 def _shared_memory_rule(ranked: dict[str, RankedCause], line: int, limit: int) -> None:
     """A kernel asked for more shared memory per block than the GPU allows (the log says how much)."""
     if limit <= TURING_SHARED_MEMORY:
-        _bump(
+        bump(
             ranked,
             "arch-unsupported",
             0.3,
@@ -211,7 +191,7 @@ def _shared_memory_rule(ranked: dict[str, RankedCause], line: int, limit: int) -
             "kernels tuned for Ampere and newer need more, and many libraries do not support these GPUs",
         )
     else:
-        _bump(
+        bump(
             ranked,
             "library-bug",
             0.3,
@@ -224,7 +204,7 @@ def _path_list_rule(ranked: dict[str, RankedCause], line: int, tool_path: str) -
     """'/usr/local/cuda-10.0:$CUDA_HOME/bin/nvcc': the directory a PATH-list-shaped CUDA_HOME meant."""
     home = re.sub(r"/(?:bin/)?nvcc$", "", tool_path)
     parts = [re.sub(r"(?:/bin)+/?$", "", p) for p in home.split(":") if p.strip("/")]
-    _bump(
+    bump(
         ranked,
         "env-path-misconfig",
         0.0,
@@ -246,7 +226,7 @@ def context_rules(
         and "multiple-toolkits" in root.sig.causes
         and root.sig.specificity >= 2
     ):
-        _bump(
+        bump(
             ranked,
             "multiple-toolkits",
             0.6,
@@ -255,7 +235,7 @@ def context_rules(
     if snap.value("host.wsl") and any(
         re.match(r"libcuda\.so", (m.captures.get("lib") or "").lower()) for m in matches
     ):
-        _bump(
+        bump(
             ranked,
             "env-path-misconfig",
             CONFIRM,
@@ -263,19 +243,19 @@ def context_rules(
             "export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH  (and sudo ldconfig; conda environments often drop it)",
         )
     if root is not None and root.sig.min_cc:
-        _min_cc_rule(ranked, root.sig.min_cc, view.gpus(snap))
+        gpu_rules.min_cc_rule(ranked, root.sig.min_cc, view.gpus(snap))
     arch = next((m.captures["arch"] for m in matches if m.captures.get("arch")), None)
     if arch and "arch-unsupported" in ranked:
-        _arch_option_rule(ranked, f"{arch[:-1]}.{arch[-1]}", _cuda_versions(snap))
+        gpu_rules.arch_option_rule(ranked, f"{arch[:-1]}.{arch[-1]}", gpu_rules.cuda_versions(snap))
     if root is not None and root.sig.new_gpu_cc:
-        _new_gpu_rule(ranked, root.sig.new_gpu_cc, view.gpus(snap))
+        gpu_rules.new_gpu_rule(ranked, root.sig.new_gpu_cc, view.gpus(snap))
     if "cpu-only-build" in ranked:
         _cuda_build_rule(ranked, view.frameworks(snap))
     if "no-gpu-visible" in ranked:
         _visible_devices_rule(ranked, view.env(snap).get("CUDA_VISIBLE_DEVICES"), view.gpus(snap))
     for name, info in view.frameworks(snap):
         if PRE_RELEASE.search(str(info.get("version") or "")):
-            _bump(ranked, "library-bug", 0.15, f"{view.describe(name, info)} is a pre-release build")
+            bump(ranked, "library-bug", 0.15, f"{view.describe(name, info)} is a pre-release build")
 
 
 def _cuda_build_rule(ranked: dict[str, RankedCause], frameworks: list[tuple[str, dict[str, Any]]]) -> None:
@@ -283,7 +263,7 @@ def _cuda_build_rule(ranked: dict[str, RankedCause], frameworks: list[tuple[str,
     builds = {name: info.get("build") for name, info in frameworks}
     if builds and all(build == "cuda" for build in builds.values()):
         named = ", ".join(view.describe(name, info) for name, info in frameworks)
-        _bump(ranked, "cpu-only-build", -RULE_OUT, f"fact: {named} is a CUDA build")
+        bump(ranked, "cpu-only-build", -RULE_OUT, f"fact: {named} is a CUDA build")
 
 
 def _visible_devices_rule(
@@ -293,7 +273,7 @@ def _visible_devices_rule(
     (With the GPU count known, the no-gpu-visible check decides instead, and confirms it.)"""
     if cvd is None or gpus:
         return
-    _bump(
+    bump(
         ranked,
         "no-gpu-visible",
         0.2,
@@ -301,84 +281,6 @@ def _visible_devices_rule(
         "Check CUDA_VISIBLE_DEVICES against nvidia-smi -L: it lists indices from that list (0..N-1), "
         "and an index the machine lacks hides the GPU",
     )
-
-
-def _older_than(gpus: list[dict[str, Any]], cc: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(GPUs whose compute capability the facts know, those of them older than `cc`)."""
-    cc_t = versions.cc_tuple(cc)
-    known = [g for g in gpus if g.get("cc_t")]
-    return known, [g for g in known if cc_t and g["cc_t"] < cc_t]
-
-
-def _gpu_cc(g: dict[str, Any]) -> str:
-    return f"{g.get('name') or 'the GPU'} has compute capability {'.'.join(map(str, g['cc_t']))}"
-
-
-def _min_cc_rule(ranked: dict[str, RankedCause], need: str, gpus: list[dict[str, Any]]) -> None:
-    """The failing feature needs compute capability `need`: the facts say whether this GPU has it."""
-    _known, older = _older_than(gpus, need)
-    if older:
-        _bump(
-            ranked,
-            "arch-unsupported",
-            CONFIRM,
-            f"fact: {_gpu_cc(older[0])}; this feature needs {need} or newer",
-        )
-
-
-def _cuda_versions(snap: Snapshot) -> list[str]:
-    """CUDA versions the facts name: toolkits found or stated, and the frameworks' builds."""
-    found = [str(t.get("version")) for t in snap.value("cuda.toolkits") or [] if t.get("version")]
-    found += [str(info["cuda"]) for _, info in view.frameworks(snap) if info.get("cuda")]
-    return list(dict.fromkeys(found))
-
-
-def _arch_option_rule(ranked: dict[str, RankedCause], cc: str, cudas: list[str]) -> None:
-    """The log names the architecture NVRTC was asked for (-arch=compute_21): say which CUDA
-    versions can build for it, and whether the CUDA the facts name is one of them."""
-    span = knowledge.cuda_span_for_cc(cc)
-    if span is None:
-        return
-    want = versions.cc_tuple(cc) or (0,)
-    for cuda in cudas:
-        lo_hi = knowledge.toolkit_cc_range(cuda)
-        if lo_hi is None or lo_hi[0] <= want <= lo_hi[1]:
-            continue
-        old = want < lo_hi[0]
-        reason = (
-            f"the log asks NVRTC for compute capability {cc}; CUDA {cuda} builds for "
-            f"{versions.cc_str(lo_hi[0])} to {versions.cc_str(lo_hi[1])}"
-        )
-        fix = (
-            f"This GPU (compute capability {cc}) is older than CUDA {cuda} supports: CUDA {span[1]} is the last "
-            f"toolkit that builds for it. Use CUDA {span[1]} with a CuPy/PyTorch built for it, or a newer GPU"
-            if old
-            else f"This GPU (compute capability {cc}) is newer than CUDA {cuda} knows: install a CuPy/PyTorch "
-            f"built with CUDA {span[0]} or newer (e.g. pip install cupy-cuda12x)"
-        )
-        _bump(ranked, "arch-unsupported", CONFIRM, reason, fix)
-        return
-    _bump(
-        ranked,
-        "arch-unsupported",
-        0.0,
-        f"the log asks NVRTC for compute capability {cc}, which CUDA {span[0]} to {span[1]} can build for",
-        f"Compute capability {cc} needs a CuPy/PyTorch whose CUDA is between {span[0]} and {span[1]}: "
-        "check which CUDA yours uses (python -c 'import cupy; cupy.show_config()')",
-    )
-
-
-def _new_gpu_rule(ranked: dict[str, RankedCause], newest: str, gpus: list[dict[str, Any]]) -> None:
-    """The message means a library too old for a GPU of compute capability `newest` or newer: every GPU
-    the facts name is older, so that reading is out (the library knows these GPUs)."""
-    known, older = _older_than(gpus, newest)
-    if known and len(older) == len(known):
-        _bump(
-            ranked,
-            "arch-unsupported",
-            -RULE_OUT,
-            f"fact: {_gpu_cc(known[0])}, older than the {newest}+ GPUs this message fails on when the library is too old",
-        )
 
 
 def fact_scores(ranked: dict[str, RankedCause], findings: list[Finding], permitted: set[str]) -> None:
@@ -403,7 +305,7 @@ def _other_side(ranked: dict[str, RankedCause], f: Finding, permitted: set[str])
         return
     for cause in f.also:
         if cause in permitted and cause != f.cause:
-            _bump(ranked, cause, CONFIRM, f"fact: {f.title}")
+            bump(ranked, cause, CONFIRM, f"fact: {f.title}")
 
 
 def drop_refined(matches: list[Match]) -> list[Match]:

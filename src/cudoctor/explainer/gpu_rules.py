@@ -1,0 +1,89 @@
+"""Rules on compute capability: what the log says a GPU needs or was built for, against the GPUs
+and CUDA versions the facts name."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cudoctor import knowledge, versions
+from cudoctor.checks import view
+from cudoctor.explainer.ranked import CONFIRM, RULE_OUT, RankedCause, bump
+from cudoctor.model import Snapshot
+
+
+def _older_than(gpus: list[dict[str, Any]], cc: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(GPUs whose compute capability the facts know, those of them older than `cc`)."""
+    cc_t = versions.cc_tuple(cc)
+    known = [g for g in gpus if g.get("cc_t")]
+    return known, [g for g in known if cc_t and g["cc_t"] < cc_t]
+
+
+def _gpu_cc(g: dict[str, Any]) -> str:
+    return f"{g.get('name') or 'the GPU'} has compute capability {'.'.join(map(str, g['cc_t']))}"
+
+
+def min_cc_rule(ranked: dict[str, RankedCause], need: str, gpus: list[dict[str, Any]]) -> None:
+    """The failing feature needs compute capability `need`: the facts say whether this GPU has it."""
+    _known, older = _older_than(gpus, need)
+    if older:
+        bump(
+            ranked,
+            "arch-unsupported",
+            CONFIRM,
+            f"fact: {_gpu_cc(older[0])}; this feature needs {need} or newer",
+        )
+
+
+def cuda_versions(snap: Snapshot) -> list[str]:
+    """CUDA versions the facts name: toolkits found or stated, and the frameworks' builds."""
+    found = [str(t.get("version")) for t in snap.value("cuda.toolkits") or [] if t.get("version")]
+    found += [str(info["cuda"]) for _, info in view.frameworks(snap) if info.get("cuda")]
+    return list(dict.fromkeys(found))
+
+
+def arch_option_rule(ranked: dict[str, RankedCause], cc: str, cudas: list[str]) -> None:
+    """The log names the architecture NVRTC was asked for (-arch=compute_21): say which CUDA
+    versions can build for it, and whether the CUDA the facts name is one of them."""
+    span = knowledge.cuda_span_for_cc(cc)
+    if span is None:
+        return
+    want = versions.cc_tuple(cc) or (0,)
+    for cuda in cudas:
+        lo_hi = knowledge.toolkit_cc_range(cuda)
+        if lo_hi is None or lo_hi[0] <= want <= lo_hi[1]:
+            continue
+        old = want < lo_hi[0]
+        reason = (
+            f"the log asks NVRTC for compute capability {cc}; CUDA {cuda} builds for "
+            f"{versions.cc_str(lo_hi[0])} to {versions.cc_str(lo_hi[1])}"
+        )
+        fix = (
+            f"This GPU (compute capability {cc}) is older than CUDA {cuda} supports: CUDA {span[1]} is the last "
+            f"toolkit that builds for it. Use CUDA {span[1]} with a CuPy/PyTorch built for it, or a newer GPU"
+            if old
+            else f"This GPU (compute capability {cc}) is newer than CUDA {cuda} knows: install a CuPy/PyTorch "
+            f"built with CUDA {span[0]} or newer (e.g. pip install cupy-cuda12x)"
+        )
+        bump(ranked, "arch-unsupported", CONFIRM, reason, fix)
+        return
+    bump(
+        ranked,
+        "arch-unsupported",
+        0.0,
+        f"the log asks NVRTC for compute capability {cc}, which CUDA {span[0]} to {span[1]} can build for",
+        f"Compute capability {cc} needs a CuPy/PyTorch whose CUDA is between {span[0]} and {span[1]}: "
+        "check which CUDA yours uses (python -c 'import cupy; cupy.show_config()')",
+    )
+
+
+def new_gpu_rule(ranked: dict[str, RankedCause], newest: str, gpus: list[dict[str, Any]]) -> None:
+    """The message means a library too old for a GPU of compute capability `newest` or newer: every GPU
+    the facts name is older, so that reading is out (the library knows these GPUs)."""
+    known, older = _older_than(gpus, newest)
+    if known and len(older) == len(known):
+        bump(
+            ranked,
+            "arch-unsupported",
+            -RULE_OUT,
+            f"fact: {_gpu_cc(known[0])}, older than the {newest}+ GPUs this message fails on when the library is too old",
+        )
