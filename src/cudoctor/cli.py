@@ -256,7 +256,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     if args.list_checks:
         for c in all_checks():
-            print(f"{c.id:32s} [{c.cause}] {c.doc.splitlines()[0] if c.doc else ''}")
+            print(f"{c.id:32s} [{c.cause}] {' '.join(c.doc.split(chr(10) * 2)[0].split())}")
         return 0
     known_ids = {c.id for c in all_checks()}
     bad = [i for i in args.only + args.ignore if i not in known_ids]

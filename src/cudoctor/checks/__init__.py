@@ -95,7 +95,20 @@ def finding(
 
 
 def _load_all() -> None:
-    from cudoctor.checks import build, cpu, driver, env, libs, memory, probe, runtime, toolchain, wheels, wsl  # noqa: F401
+    from cudoctor.checks import (  # noqa: F401
+        build,
+        caches,
+        cpu,
+        driver,
+        env,
+        libs,
+        memory,
+        probe,
+        runtime,
+        toolchain,
+        wheels,
+        wsl,
+    )
 
 
 LAYER_ORDER = ("GPU & driver", "Frameworks", "CUDA toolkits & libraries", "Environment", "CPU BLAS", "Probes")

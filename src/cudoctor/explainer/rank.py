@@ -14,7 +14,7 @@ from typing import Any
 
 from cudoctor import knowledge, versions
 from cudoctor.checks import run_checks, view
-from cudoctor.explainer import gpu_rules
+from cudoctor.explainer import gpu_rules, signatures
 from cudoctor.explainer.ranked import CONFIRM, RULE_OUT, RankedCause, bump
 from cudoctor.explainer.scan import Match, ScanResult
 from cudoctor.model import Finding, Severity, Snapshot
@@ -284,7 +284,10 @@ def _visible_devices_rule(
 
 
 def fact_scores(ranked: dict[str, RankedCause], findings: list[Finding], permitted: set[str]) -> None:
+    scoped = signatures.scoped_checks()
     for f in findings:
+        if permitted and f.id in scoped:
+            continue  # it bears only on the errors whose signatures name it (scoped_scores)
         _other_side(ranked, f, permitted)
         if permitted:
             amount = (
@@ -297,6 +300,16 @@ def fact_scores(ranked: dict[str, RankedCause], findings: list[Finding], permitt
         rc = ranked.setdefault(f.cause, RankedCause(f.cause, 0.0))
         rc.score += amount
         rc.findings.append(f)
+
+
+def scoped_scores(ranked: dict[str, RankedCause], matches: list[Match], findings: list[Finding]) -> None:
+    """A finding of a check that a matched signature names in confirmed_by confirms that signature's cause."""
+    named = {c for m in matches for c in m.sig.confirmed_by}
+    for f in findings:
+        if f.id in named and f.severity is not Severity.INFO:
+            rc = ranked.setdefault(f.cause, RankedCause(f.cause, 0.0))
+            rc.score += CONFIRM
+            rc.findings.append(f)
 
 
 def _other_side(ranked: dict[str, RankedCause], f: Finding, permitted: set[str]) -> None:
@@ -321,6 +334,7 @@ def explain(scan: ScanResult, snap: Snapshot, other: str = "") -> Explanation:
     permitted = {c for m in matches for c in _weights(m)}
     findings = [f for r in run_checks(snap) for f in r.findings]
     fact_scores(ranked, findings, permitted)
+    scoped_scores(ranked, matches, findings)
     capture_rules(ranked, matches, snap, other)
     context_rules(ranked, matches, root, snap)
     causes = sorted(

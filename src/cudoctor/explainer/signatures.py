@@ -27,6 +27,7 @@ class Signature:
     context_for: tuple[str, ...] = ()  # a context line: counts only next to an error that allows one of these
     min_cc: str | None = None  # the failing feature needs this compute capability (facts can confirm)
     new_gpu_cc: str | None = None  # arch-unsupported means a GPU this new or newer (facts can rule it out)
+    confirmed_by: tuple[str, ...] = ()  # checks whose findings bear on this error only, not on every log
 
     @property
     def is_context(self) -> bool:
@@ -65,9 +66,27 @@ def load() -> tuple[Signature, ...]:
             context_for=tuple(row.get("context_for", ())),
             min_cc=row.get("min_cc"),
             new_gpu_cc=row.get("new_gpu_cc"),
+            confirmed_by=tuple(row.get("confirmed_by", ())),
         )
         for row in rows
     )
+
+
+@functools.lru_cache(maxsize=1)
+def scoped_checks() -> frozenset[str]:
+    """Check ids that some signature names in confirmed_by: their findings speak to those errors only."""
+    return frozenset(c for sig in load() for c in sig.confirmed_by)
+
+
+def _confirmed_by_problems(sig: Signature) -> list[str]:
+    from cudoctor.checks import all_checks
+
+    checks = {c.id: c for c in all_checks()}
+    return [
+        f"{sig.id}: confirmed_by names {c}, which is no check whose cause this signature lists"
+        for c in sig.confirmed_by
+        if c not in checks or checks[c].cause not in sig.causes
+    ]
 
 
 @functools.lru_cache(maxsize=1)
@@ -94,6 +113,7 @@ def validate() -> list[str]:
         problems += [
             f"{sig.id}: unknown cause {c}" for c in (*sig.causes, *sig.context_for) if c not in causes
         ]
+        problems += _confirmed_by_problems(sig)
         problems += [
             f"{sig.id}: fix_for names {c}, which causes does not list"
             for c in sig.fix_for

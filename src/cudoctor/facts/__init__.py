@@ -14,7 +14,7 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 
-from cudoctor.facts import driver, frameworks, host, loader, markers, packages, toolkits
+from cudoctor.facts import caches, driver, frameworks, host, loader, markers, packages, toolkits
 from cudoctor.model import Fact, Snapshot, failed, known
 
 Collector = Callable[[], list[Fact]]
@@ -79,7 +79,7 @@ def collect_live(env: Mapping[str, str] | None = None, sys_path: Sequence[str] |
         ("driver", lambda: driver.collect_driver(ldcache, timeout=2 * tool_timeout(env))),
         ("toolkits", lambda: _toolkits(env, sys_path)),
         ("packages", lambda: _packages(sys_path, ldcache, env)),
-        ("host", lambda: host.collect_host(env)),
+        ("host", lambda: [*host.collect_host(env), caches.jit_caches(env)]),
         (
             "cpu_runtimes",
             lambda: [known("cpu.runtime_libs", host.cpu_runtime_libs(sys_path), "package files")],

@@ -203,6 +203,7 @@ def validate() -> list[str]:
         ("numpy_abi", "module"),
         ("libstdcxx", "release"),
         ("cuinit", "code"),
+        ("jit_caches", "cache"),
     ):
         for i, row in enumerate(table(name)[key]):
             if not row.get("source"):
