@@ -948,3 +948,36 @@ def test_nvrtc_arch_within_the_cudas_range_is_not_confirmed() -> None:
 def test_an_nvrtc_options_line_alone_is_not_an_error() -> None:
     exp = explain_text("Options: -I/x/cupy/core/include -ftz=true -arch=compute_80\n", {})
     assert exp.root is None
+
+
+# ---------------------------------------------------------------- round 24
+def test_round_24_peer_access_unsupported_turns_p2p_off() -> None:
+    exp = explain_text(
+        "RuntimeError: CUDA error: peer access is not supported between these two devices\n", {}
+    )
+    assert top(exp)[0] == "multi-gpu-comm"
+    fixes = rank.cause_json(exp.causes, 0)["fix"]
+    assert any("NCCL_P2P_DISABLE=1" in f for f in fixes) and any("topo -p2p r" in f for f in fixes)
+    assert explain_text("CUDA error: peer access has not been enabled\n", {}).root is None
+
+
+@pytest.mark.parametrize("what", ["invalid device context", "context is destroyed"])
+def test_round_24_triton_context_errors_are_the_wrong_current_device(what: str) -> None:
+    exp = explain_text(f"RuntimeError: Triton Error [CUDA]: {what}\n", {})
+    assert top(exp)[0] == "device-mismatch"
+    assert "torch.cuda.set_device(x.device)" in rank.cause_json(exp.causes, 0)["fix"][0]
+
+
+def test_round_24_no_cuda_backend_kernel_is_a_cpu_only_build() -> None:
+    log = "NotImplementedError: Could not run 'aten::empty_strided' with arguments from the 'CUDA' backend.\n"
+    exp = explain_text(log, {})
+    assert top(exp)[:2] == ["cpu-only-build", "multiple-toolkits"]
+    assert rank.cause_json(exp.causes, 0)["fix"][0].startswith("This PyTorch has no CUDA kernels")
+    quantized = "NotImplementedError: Could not run 'quantized::linear_dynamic' with arguments from the 'CUDA' backend.\n"
+    assert explain_text(quantized, {}).root is None
+
+
+def test_round_24_cutlassf_is_bfloat16_on_a_pre_ampere_gpu() -> None:
+    exp = explain_text("RuntimeError: cutlassF: no kernel found to launch!\n", {"gpu": "Tesla T4"})
+    assert top(exp)[:2] == ["dtype-mismatch", "arch-unsupported"]
+    assert "float16" in rank.cause_json(exp.causes, 0)["fix"][0]
