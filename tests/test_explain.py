@@ -981,3 +981,13 @@ def test_round_24_cutlassf_is_bfloat16_on_a_pre_ampere_gpu() -> None:
     exp = explain_text("RuntimeError: cutlassF: no kernel found to launch!\n", {"gpu": "Tesla T4"})
     assert top(exp)[:2] == ["dtype-mismatch", "arch-unsupported"]
     assert "float16" in rank.cause_json(exp.causes, 0)["fix"][0]
+
+
+def test_torch_driver_initialization_failed_is_no_usable_gpu() -> None:
+    exp = explain_text(
+        "RuntimeError: CUDA driver initialization failed, you might not have a CUDA gpu.\n", {}
+    )
+    assert top(exp)[0] == "no-gpu-visible"
+    assert rank.cause_json(exp.causes, 0)["fix"][0].startswith("PyTorch's cuInit failed")
+    # the runtime's "initialization error" after a fork stays the fork's
+    assert top(explain_text("RuntimeError: CUDA error: initialization error\n", {}))[0] == "cuda-after-fork"
