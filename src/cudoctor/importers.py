@@ -13,6 +13,7 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from cudoctor.facts.packages import normalise
 from cudoctor.facts.stated import from_stated
 from cudoctor.inputs import InputError
 from cudoctor.model import Snapshot, known
@@ -267,7 +268,7 @@ def from_nvsmi_xml(text: str) -> Snapshot:
 
 # ---------------------------------------------------------------- package lists
 def _from_packages(pkgs: dict[str, str], fmt: str, extra: dict[str, str] | None = None) -> Snapshot:
-    norm = {re.sub(r"[-_.]+", "-", k).lower(): v for k, v in pkgs.items()}
+    norm = {normalise(k): v for k, v in pkgs.items()}
     stated: dict[str, str] = dict(extra or {})
     if "torch" in norm or "pytorch" in norm:
         stated.setdefault("framework_version", f"torch {norm.get('torch') or norm.get('pytorch')}")

@@ -14,13 +14,10 @@ from typing import Any
 
 from cudoctor import knowledge
 from cudoctor.checks import check, finding
+from cudoctor.facts.packages import normalise
 from cudoctor.model import Finding, Severity, Snapshot
 
 LAYER = "Environment"
-
-
-def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def uses_cache(row: dict[str, Any], installed: set[str] | None) -> bool:
@@ -28,9 +25,9 @@ def uses_cache(row: dict[str, Any], installed: set[str] | None) -> bool:
     if installed is None:
         return True
     for want in row["packages"]:
-        if want.endswith("*") and any(p.startswith(_norm(want[:-1])) for p in installed):
+        if want.endswith("*") and any(p.startswith(normalise(want[:-1])) for p in installed):
             return True
-        if _norm(want) in installed:
+        if normalise(want) in installed:
             return True
     return False
 
@@ -57,7 +54,7 @@ def jit_cache_network_fs(snap: Snapshot) -> list[Finding]:
     table = knowledge.table("jit_caches")
     network, rows = set(table["network"]["types"]), {row["tool"]: row for row in table["cache"]}
     packages = snap.value("python.packages")
-    installed = {_norm(p) for p in packages} if isinstance(packages, dict) else None
+    installed = {normalise(p) for p in packages} if isinstance(packages, dict) else None
     out = []
     for cache in snap.value("host.jit_caches") or []:
         row = rows.get(str(cache.get("tool")))

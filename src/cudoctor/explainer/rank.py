@@ -297,9 +297,14 @@ def fact_scores(ranked: dict[str, RankedCause], findings: list[Finding], permitt
             )
         else:
             amount = ALONE[f.severity]
-        rc = ranked.setdefault(f.cause, RankedCause(f.cause, 0.0))
-        rc.score += amount
-        rc.findings.append(f)
+        _credit(ranked, f, amount)
+
+
+def _credit(ranked: dict[str, RankedCause], f: Finding, amount: float) -> None:
+    """The finding counts `amount` for its cause, and its steps and title go with that cause."""
+    rc = ranked.setdefault(f.cause, RankedCause(f.cause, 0.0))
+    rc.score += amount
+    rc.findings.append(f)
 
 
 def scoped_scores(ranked: dict[str, RankedCause], matches: list[Match], findings: list[Finding]) -> None:
@@ -307,9 +312,7 @@ def scoped_scores(ranked: dict[str, RankedCause], matches: list[Match], findings
     named = {c for m in matches for c in m.sig.confirmed_by}
     for f in findings:
         if f.id in named and f.severity is not Severity.INFO:
-            rc = ranked.setdefault(f.cause, RankedCause(f.cause, 0.0))
-            rc.score += CONFIRM
-            rc.findings.append(f)
+            _credit(ranked, f, CONFIRM)
 
 
 def _other_side(ranked: dict[str, RankedCause], f: Finding, permitted: set[str]) -> None:
