@@ -275,12 +275,12 @@ def test_clean_check_records_last_known_good_and_since(tmp_path: Path) -> None:
 
 def test_redaction() -> None:
     r = Redactor(home="/home/alice", host="gpu-node-17", user="alice")
-    text = "see https://alice:hunter2@example.org/x GPU-1b724e78-eef5-4163-d43c-e4da15d41176 /home/alice/venv /home/bob/x on gpu-node-17 as root"
+    text = "see https://alice:hunter2@example.org/x GPU-1b724e78-eef5-4163-d43c-e4da15d41176 /home/alice/venv /home/bob/x /tmp/torchinductor_alice/triton on gpu-node-17 as root"
     out = r.text(text)
     assert (
         "hunter2" not in out and "1b724e78" not in out and "gpu-node-17" not in out and "/home/bob" not in out
     )
-    assert "~/venv" in out and "as root" in out
+    assert "~/venv" in out and "as root" in out and "/tmp/torchinductor_<user>/triton" in out
     data = r.data(
         {
             "env": {"HF_TOKEN": "hf_abc", "CUDA_HOME": "/home/alice/cuda"},

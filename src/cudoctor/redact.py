@@ -1,7 +1,8 @@
 """Redaction for anything meant to be shared: secrets, home and user names, host name, GPU ids.
 
 User names are only replaced inside home-directory paths (/home/NAME, /Users/NAME,
-C:\\Users\\NAME), never as bare words: replacing every "root" in a report breaks it.
+C:\\Users\\NAME) and directories named after the user (TorchInductor's /tmp/torchinductor_NAME),
+never as bare words: replacing every "root" in a report breaks it.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ SECRET_KEY = re.compile(
 )
 URL_CREDS = re.compile(r"(\b[a-z][a-z0-9+.-]*://)([^/\s:@]+(?::[^/\s@]*)?)@", re.I)
 GPU_ID = re.compile(r"\b(GPU|MIG)-[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}\b", re.I)
-HOME_PATHS = re.compile(r"(/home/|/Users/|[A-Za-z]:\\Users\\)([^/\\\s:\"']+)")
+HOME_PATHS = re.compile(r"(/home/|/Users/|[A-Za-z]:\\Users\\|[/\\]torchinductor_)([^/\\\s:\"']+)")
 SERIAL_KEYS = re.compile(r"^(serial|serial_number|uuid|gpu_uuid|board_serial)$", re.I)
 REDACTED = "<redacted>"
 
