@@ -991,3 +991,51 @@ def test_torch_driver_initialization_failed_is_no_usable_gpu() -> None:
     assert rank.cause_json(exp.causes, 0)["fix"][0].startswith("PyTorch's cuInit failed")
     # the runtime's "initialization error" after a fork stays the fork's
     assert top(explain_text("RuntimeError: CUDA error: initialization error\n", {}))[0] == "cuda-after-fork"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "RuntimeError: CUDA error: invalid configuration argument",
+        "RuntimeError: cuda runtime error (9) : invalid configuration argument at roi_pool_kernel.cu:101",
+    ],
+)
+def test_invalid_configuration_is_a_launch_sized_from_the_input(line: str) -> None:
+    exp = explain_text(line + "\n", {})
+    assert top(exp) == ["library-bug", "shape-mismatch"]
+    fixes = rank.cause_json(exp.causes, 0)["fix"]
+    assert "CUDA_LAUNCH_BLOCKING=1" in fixes[0] and any("#64194" in f for f in fixes)
+    assert "x.numel() == 0" in rank.cause_json(exp.causes, 1)["fix"][0]
+    other = explain_text("RuntimeError: CUDA error: invalid argument\n", {}).root
+    assert other is not None and other.sig.id != "library-bug/invalid-launch-configuration"
+
+
+def test_named_symbol_not_found_is_code_built_for_another_gpu() -> None:
+    exp = explain_text("CUDA error cudaErrorSymbolNotFound [bulk.cuh:239]: named symbol not found\n", {})
+    assert top(exp)[:2] == ["arch-unsupported", "driver-too-old"]
+    assert "CMAKE_CUDA_ARCHITECTURES" in rank.cause_json(exp.causes, 0)["fix"][0]
+
+
+def test_tensorflow_cudart_stub_symbol_is_a_missing_cudart_not_an_arch() -> None:
+    line = "InternalError: cudaGetDevice() failed. Status: cudaGetErrorString symbol not found.\n"
+    exp = explain_text(line, {})
+    assert exp.root is not None and exp.root.sig.id == "cuda-libs-missing/tf-cudart-stub-symbol"
+    assert top(exp)[0] == "cuda-libs-missing"
+    assert "cudart64_100.dll" in rank.cause_json(exp.causes, 0)["fix"][0]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "RuntimeError: UNKNOWN: PTX JIT compiler library not found",
+        "ERROR: CUDA error: PTX JIT compiler library not found (code 221, ERROR_JIT_COMPILER_NOT_FOUND)",
+    ],
+)
+def test_ptx_jit_compiler_not_found_is_the_drivers_companion_library(line: str) -> None:
+    exp = explain_text(line + "\n", {})
+    assert top(exp) == ["cuda-libs-missing", "driver-too-old"]
+    fixes = rank.cause_json(exp.causes, 0)["fix"]
+    assert "libnvidia-ptxjitcompiler" in fixes[0] and "NVIDIA_DRIVER_CAPABILITIES=compute" in fixes[1]
+    failed_jit = "CUDA_ERROR_INVALID_PTX: a PTX JIT compilation failed while calling cuModuleLoadDataEx\n"
+    other = explain_text(failed_jit, {}).root
+    assert other is None or other.sig.id != "cuda-libs-missing/ptx-jit-compiler-not-found"
