@@ -100,6 +100,7 @@ def _load_all() -> None:
         caches,
         cpu,
         driver,
+        driverlibs,
         env,
         libs,
         memory,

@@ -300,17 +300,27 @@ def driver_userspace_mismatch(snap: Snapshot) -> list[Finding]:
     kernel, user = str(snap.value("driver.version")), str(snap.value("driver.userspace_version"))
     if versions.parse(kernel) == versions.parse(user):
         return []
-    return [
-        finding(
-            "driver-userspace-mismatch",
-            "multiple-toolkits",
-            Severity.ERROR,
-            f"The kernel module is driver {kernel} but the user-space libcuda is {user}: a stale copy of the driver libraries is loaded",
-            LAYER,
-            evidence=[f"kernel module: {kernel}", f"user-space driver library: {user}"],
-            fix=[
-                "Find the stale libcuda: ldconfig -p | grep libcuda (and remove old copies from LD_LIBRARY_PATH / ld.so.conf.d)",
-                "Reinstall the driver so user-space and kernel parts match, then reboot",
-            ],
+    cuda = (snap.value("driver.libraries") or {}).get("libcuda.so.1") or {}
+    evidence = [f"kernel module: {kernel}", f"user-space driver library: {user}"]
+    if cuda.get("real"):
+        evidence.append(f"libcuda.so.1 -> {cuda['real']} (via {cuda.get('via')})")
+    if cuda.get("via") in ("ldcache", "default"):
+        title = (
+            f"The driver's libraries are {user} but the loaded kernel module is still {kernel}: "
+            "the driver was upgraded (or downgraded) without a reboot"
         )
+        fix = [
+            "Reboot, or reload the module: stop every GPU process, then sudo rmmod nvidia_uvm nvidia_drm "
+            "nvidia_modeset nvidia && sudo modprobe nvidia",
+            "To keep it from happening again, hold the driver packages out of unattended upgrades "
+            "(Ubuntu: sudo apt-mark hold 'libnvidia-*' 'nvidia-*')",
+        ]
+    else:
+        title = f"The kernel module is driver {kernel} but the user-space libcuda is {user}: a stale copy of the driver libraries is loaded"
+        fix = [
+            "Find the stale libcuda: ldconfig -p | grep libcuda (and remove old copies from LD_LIBRARY_PATH / ld.so.conf.d)",
+            "Reinstall the driver so user-space and kernel parts match, then reboot",
+        ]
+    return [
+        finding("driver-userspace-mismatch", "multiple-toolkits", Severity.ERROR, title, LAYER, evidence, fix)
     ]

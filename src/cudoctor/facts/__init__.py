@@ -14,7 +14,7 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 
-from cudoctor.facts import caches, driver, frameworks, host, loader, markers, packages, toolkits
+from cudoctor.facts import caches, driver, driverlibs, frameworks, host, loader, markers, packages, toolkits
 from cudoctor.model import Fact, Snapshot, failed, known
 
 Collector = Callable[[], list[Fact]]
@@ -76,7 +76,13 @@ def collect_live(env: Mapping[str, str] | None = None, sys_path: Sequence[str] |
     ldcache, how = loader.read_ldcache()
     snap.timings_ms["ldcache"] = (time.perf_counter() - t0) * 1000
     collectors: list[tuple[str, Collector]] = [
-        ("driver", lambda: driver.collect_driver(ldcache, timeout=2 * tool_timeout(env))),
+        (
+            "driver",
+            lambda: [
+                *driver.collect_driver(ldcache, timeout=2 * tool_timeout(env)),
+                *driverlibs.collect(env, ldcache),
+            ],
+        ),
         ("toolkits", lambda: _toolkits(env, sys_path)),
         ("packages", lambda: _packages(sys_path, ldcache, env)),
         ("host", lambda: [*host.collect_host(env), caches.jit_caches(env)]),

@@ -204,6 +204,7 @@ def validate() -> list[str]:
         ("libstdcxx", "release"),
         ("cuinit", "code"),
         ("jit_caches", "cache"),
+        ("driver_libs", "library"),
     ):
         for i, row in enumerate(table(name)[key]):
             if not row.get("source"):

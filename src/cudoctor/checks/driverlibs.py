@@ -1,0 +1,83 @@
+"""libcuda ↔ its companion libraries: the ones it opens itself must be there, of its own version.
+
+libcuda opens the PTX JIT compiler (libnvidia-ptxjitcompiler) by name the first time it must
+compile PTX, and it wants the one of its own driver build. Without it everything works until a
+kernel has no SASS for this GPU, or JAX/XLA links PTX, or cuTile launches: then 'PTX JIT compiler
+library not found' (CUDA_ERROR_JIT_COMPILER_NOT_FOUND). Containers and CDI specs that mount part
+of the driver, Nix profiles, Jetson's l4t-cuda without l4t-3d-core and hand-copied libcuda files
+cause it (jetpack-nixos#184, nvidia-container-toolkit#1875, jax#9644).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cudoctor import knowledge
+from cudoctor.checks import check, finding
+from cudoctor.model import Finding, Severity, Snapshot
+
+LAYER = "GPU & driver"
+
+
+def _companions() -> list[dict[str, Any]]:
+    return [row for row in knowledge.table("driver_libs")["library"] if row["needed_by_libcuda"]]
+
+
+def _fix(stem: str, version: str | None) -> list[str]:
+    exact = f"{stem}.so.{version}" if version else f"{stem}.so.<driver version>"
+    return [
+        f"Install the driver's {stem} of exactly libcuda's version ({exact}) next to libcuda: it comes with the "
+        "same driver package (Ubuntu: libnvidia-compute-<branch>; RHEL: nvidia-driver-cuda-libs); check with "
+        "ldconfig -p | grep -E 'libcuda|ptxjitcompiler'",
+        "In a container: run with --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility, and with CDI "
+        "regenerate the spec after every driver upgrade: nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml",
+        "NixOS: put /run/opengl-driver/lib on LD_LIBRARY_PATH. Jetson: install the package that ships it "
+        "(l4t-3d-core / nvidia-l4t-3d-core)",
+    ]
+
+
+def _problem(cuda: dict[str, Any], name: str, entry: dict[str, Any]) -> tuple[str, list[str]] | None:
+    """Title and evidence when libcuda cannot open companion `name` of its version, else None."""
+    version, found = cuda.get("version"), entry.get("real")
+    if entry.get("beside_libcuda") or (found and (not version or entry.get("version") in (None, version))):
+        return None
+    stem = name.split(".so")[0]
+    evidence = [
+        f"libcuda: {cuda.get('real') or cuda.get('path')} (driver {version or 'version not in its name'})"
+    ]
+    if found:
+        evidence.append(f"{name} -> {found} (driver {entry.get('version')}), via {entry.get('via')}")
+        return (
+            f"libcuda is driver {version} but the {stem} it finds is driver {entry.get('version')}",
+            evidence,
+        )
+    evidence.append(f"{name}: not on LD_LIBRARY_PATH, libcuda's RUNPATH, the ld.so cache or the default dirs")
+    return f"libcuda (driver {version or '?'}) is here but {stem} is not", evidence
+
+
+@check("driver-libs-incomplete", "cuda-libs-missing", LAYER, requires=("driver.libraries",))
+def driver_libs_incomplete(snap: Snapshot) -> list[Finding]:
+    """libcuda is found but a library it opens itself (the PTX JIT compiler) is missing or of another driver version."""
+    libs: dict[str, Any] = snap.value("driver.libraries") or {}
+    cuda = libs.get("libcuda.so.1") or {}
+    out: list[Finding] = []
+    for row in _companions():
+        entry = libs.get(row["soname"])
+        problem = _problem(cuda, row["soname"], entry) if entry is not None else None
+        if problem is None:
+            continue
+        title, evidence = problem
+        out.append(
+            finding(
+                "driver-libs-incomplete",
+                "cuda-libs-missing",
+                Severity.WARNING,
+                f"{title}: {row['needed_for']} will fail with '{row['symptom']}'",
+                LAYER,
+                evidence=evidence,
+                fix=_fix(row["soname"].split(".so")[0], cuda.get("version")),
+                subject=row["soname"],
+                generic_fixes=False,
+            )
+        )
+    return out
