@@ -1039,3 +1039,41 @@ def test_ptx_jit_compiler_not_found_is_the_drivers_companion_library(line: str) 
     failed_jit = "CUDA_ERROR_INVALID_PTX: a PTX JIT compilation failed while calling cuModuleLoadDataEx\n"
     other = explain_text(failed_jit, {}).root
     assert other is None or other.sig.id != "cuda-libs-missing/ptx-jit-compiler-not-found"
+
+
+@pytest.mark.parametrize(
+    ("line", "sig", "first"),
+    [
+        (
+            "ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'",
+            "toolchain-not-found/ptxas-unknown-gpu-name",
+            "toolchain-not-found",
+        ),
+        (
+            "nvcc fatal   : Value 'sm_80' is not defined for option 'gpu-architecture'",
+            "toolchain-not-found/ptxas-unknown-gpu-name",
+            "toolchain-not-found",
+        ),
+        (
+            "ptxas fatal   : Value 'sm_30' is not defined for option 'gpu-name'",
+            "multiple-toolkits/ptxas-dropped-gpu-arch",
+            "multiple-toolkits",
+        ),
+        (
+            "ptxas fatal   : Value 'sm_70' is not defined for option 'gpu-name'",
+            "multiple-toolkits/ptxas-dropped-gpu-arch",
+            "multiple-toolkits",
+        ),
+    ],
+)
+def test_an_unknown_gpu_name_is_a_too_old_ptxas_or_a_dropped_arch(line: str, sig: str, first: str) -> None:
+    exp = explain_text(line + "\n", {})
+    assert exp.root is not None and exp.root.sig.id == sig
+    assert top(exp)[0] == first
+    sm = line.split("'")[1]
+    assert sm in rank.cause_json(exp.causes, 0)["fix"][0]
+
+
+def test_operation_not_supported_names_the_stream_ordered_allocator_first() -> None:
+    exp = explain_text("RuntimeError: CUDA error: operation not supported\n", {})
+    assert "--disable-cuda-malloc" in rank.cause_json(exp.causes, 0)["fix"][0]
