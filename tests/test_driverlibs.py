@@ -170,3 +170,18 @@ def test_the_finding_confirms_ptx_jit_not_found_and_no_other_missing_library(tmp
 def test_live_collection_on_this_machine_does_not_fail() -> None:
     facts = driverlibs.collect(dict(os.environ), loader.read_ldcache()[0])
     assert facts and facts[0].key == "driver.libraries" and facts[0].status.value in ("known", "absent")
+
+
+def test_diff_shows_the_driver_libraries_that_changed_and_the_finding(tmp_path: Path) -> None:
+    from cudoctor.diff import diff
+
+    driver_lib(tmp_path / "ok", "libcuda.so.1", "580.95.05")
+    driver_lib(tmp_path / "ok", "libnvidia-ptxjitcompiler.so.1", "580.95.05")
+    driver_lib(tmp_path / "broken", "libcuda.so.1", "580.95.05")
+    before = stated({}, driver__libraries=libs_of(tmp_path / "ok")["driver.libraries"].value)
+    after = stated({}, driver__libraries=libs_of(tmp_path / "broken")["driver.libraries"].value)
+    d = diff(before, after)
+    changed = {c.key: (c.before, c.after) for c in d.changes if c.layer == "GPU & driver"}
+    assert changed["libnvidia-ptxjitcompiler.so.1"][1] == "(not found)"
+    assert changed["libcuda.so.1"][1] and changed["libcuda.so.1"][1].endswith("broken/libcuda.so.580.95.05")
+    assert [f["id"] for f in d.appeared] == ["driver-libs-incomplete"]

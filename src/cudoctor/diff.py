@@ -69,6 +69,8 @@ def flatten(snap: Snapshot) -> dict[str, dict[str, str | None]]:
         gpu[f"GPU {g.get('index')}"] = (
             f"{g.get('name')} (cc {g.get('cc')}, {g.get('memory_total_mib', '?')} MiB)"
         )
+    for soname, res in (snap.value("driver.libraries") or {}).items():
+        gpu[soname] = _s((res or {}).get("real")) or "(not found)"
     tk = layers.setdefault("CUDA toolkits", {})
     for t in snap.value("cuda.toolkits") or []:
         tk[str(t.get("root"))] = _s(t.get("version"))
