@@ -36,12 +36,13 @@ def _fix(stem: str, version: str | None) -> list[str]:
     ]
 
 
-def _problem(cuda: dict[str, Any], name: str, entry: dict[str, Any]) -> tuple[str, list[str]] | None:
+def _problem(
+    cuda: dict[str, Any], name: str, stem: str, entry: dict[str, Any]
+) -> tuple[str, list[str]] | None:
     """Title and evidence when libcuda cannot open companion `name` of its version, else None."""
     version, found = cuda.get("version"), entry.get("real")
     if entry.get("beside_libcuda") or (found and (not version or entry.get("version") in (None, version))):
         return None
-    stem = name.split(".so")[0]
     evidence = [
         f"libcuda: {cuda.get('real') or cuda.get('path')} (driver {version or 'version not in its name'})"
     ]
@@ -62,8 +63,8 @@ def driver_libs_incomplete(snap: Snapshot) -> list[Finding]:
     cuda = libs.get("libcuda.so.1") or {}
     out: list[Finding] = []
     for row in _companions():
-        entry = libs.get(row["soname"])
-        problem = _problem(cuda, row["soname"], entry) if entry is not None else None
+        entry, stem = libs.get(row["soname"]), row["soname"].split(".so")[0]
+        problem = _problem(cuda, row["soname"], stem, entry) if entry is not None else None
         if problem is None:
             continue
         title, evidence = problem
@@ -75,7 +76,7 @@ def driver_libs_incomplete(snap: Snapshot) -> list[Finding]:
                 f"{title}: {row['needed_for']} will fail with '{row['symptom']}'",
                 LAYER,
                 evidence=evidence,
-                fix=_fix(row["soname"].split(".so")[0], cuda.get("version")),
+                fix=_fix(stem, cuda.get("version")),
                 subject=row["soname"],
                 generic_fixes=False,
             )
