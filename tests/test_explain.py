@@ -1077,3 +1077,10 @@ def test_an_unknown_gpu_name_is_a_too_old_ptxas_or_a_dropped_arch(line: str, sig
 def test_operation_not_supported_names_the_stream_ordered_allocator_first() -> None:
     exp = explain_text("RuntimeError: CUDA error: operation not supported\n", {})
     assert "--disable-cuda-malloc" in rank.cause_json(exp.causes, 0)["fix"][0]
+
+
+def test_dnn_library_initialization_failed_keeps_an_old_driver_in_view() -> None:
+    exp = explain_text("XlaRuntimeError: FAILED_PRECONDITION: DNN library initialization failed\n", {})
+    assert top(exp) == ["cudnn-mismatch", "gpu-oom", "driver-too-old"]
+    assert "Loaded runtime CuDNN library" in rank.cause_json(exp.causes, 0)["fix"][0]
+    assert "525" in rank.cause_json(exp.causes, 2)["fix"][0]
