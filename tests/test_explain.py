@@ -1084,3 +1084,16 @@ def test_dnn_library_initialization_failed_keeps_an_old_driver_in_view() -> None
     assert top(exp) == ["cudnn-mismatch", "gpu-oom", "driver-too-old"]
     assert "Loaded runtime CuDNN library" in rank.cause_json(exp.causes, 0)["fix"][0]
     assert "525" in rank.cause_json(exp.causes, 2)["fix"][0]
+
+
+def test_fbgemm_dll_is_torch_240s_missing_openmp_runtime_not_a_cuda_library() -> None:
+    line = (
+        'OSError: [WinError 126] The specified module could not be found. Error loading "C:\\\\Users\\\\u\\\\'
+        'venv\\\\Lib\\\\site-packages\\\\torch\\\\lib\\\\fbgemm.dll" or one of its dependencies.\n'
+    )
+    exp = explain_text(line, {})
+    assert exp.root is not None and exp.root.sig.id == "library-bug/torch-fbgemm-libomp140"
+    assert top(exp)[0] == "library-bug"
+    assert "torch>=2.4.1" in rank.cause_json(exp.causes, 0)["fix"][0]
+    other = line.replace("fbgemm.dll", "caffe2_nvrtc.dll")
+    assert top(explain_text(other, {}))[0] == "cuda-libs-missing"
