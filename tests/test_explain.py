@@ -1088,8 +1088,8 @@ def test_dnn_library_initialization_failed_keeps_an_old_driver_in_view() -> None
 
 def test_fbgemm_dll_is_torch_240s_missing_openmp_runtime_not_a_cuda_library() -> None:
     line = (
-        'OSError: [WinError 126] The specified module could not be found. Error loading "C:\\\\Users\\\\u\\\\'
-        'venv\\\\Lib\\\\site-packages\\\\torch\\\\lib\\\\fbgemm.dll" or one of its dependencies.\n'
+        'OSError: [WinError 126] The specified module could not be found. Error loading "C:\\Users\\u\\'
+        'venv\\Lib\\site-packages\\torch\\lib\\fbgemm.dll" or one of its dependencies.\n'
     )
     exp = explain_text(line, {})
     assert exp.root is not None and exp.root.sig.id == "library-bug/torch-fbgemm-libomp140"
