@@ -1097,3 +1097,16 @@ def test_fbgemm_dll_is_torch_240s_missing_openmp_runtime_not_a_cuda_library() ->
     assert "torch>=2.4.1" in rank.cause_json(exp.causes, 0)["fix"][0]
     other = line.replace("fbgemm.dll", "caffe2_nvrtc.dll")
     assert top(explain_text(other, {}))[0] == "cuda-libs-missing"
+
+
+def test_nccl_not_built_in_gives_gloo_and_withholds_the_generic_nccl_steps() -> None:
+    exp = explain_text("RuntimeError: Distributed package doesn't have NCCL built in\n", {})
+    assert top(exp) == ["multi-gpu-comm", "cpu-only-build"]
+    fixes = rank.cause_json(exp.causes, 0)["fix"]
+    assert len(fixes) == 1 and "backend='gloo'" in fixes[0]
+    assert "torch.version.cuda is None" in rank.cause_json(exp.causes, 1)["fix"][0]
+    # a signature without generic_fixes = false keeps its cause's generic steps after its own
+    p2p = explain_text(
+        "RuntimeError: CUDA error: peer access is not supported between these two devices\n", {}
+    )
+    assert any("NCCL_DEBUG=INFO" in f for f in rank.cause_json(p2p.causes, 0)["fix"])

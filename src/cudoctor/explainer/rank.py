@@ -104,6 +104,8 @@ def log_scores(matches: list[Match], root: Match | None) -> dict[str, RankedCaus
             rc.score += w * factor
             rc.evidence.append(f"line {m.line}: {m.text[:300]}")
             rc.fixes += [f for f in m.sig.fixes_for(m.captures, cause) if f not in rc.fixes]
+            if is_root and not m.sig.generic_fixes:
+                rc.generic = False
     return ranked
 
 
@@ -375,7 +377,8 @@ def cause_json(causes: list[RankedCause], i: int, framework: str | None = None) 
     for f in rc.findings:  # this machine's facts name the culprit: their steps come first
         fixes += [s for s in f.fix if s not in fixes]
     fixes += [s for s in rc.fixes if s not in fixes]
-    fixes += [s for s in for_framework(text["fix"], framework) if s not in fixes]
+    if rc.generic or not fixes:
+        fixes += [s for s in for_framework(text["fix"], framework) if s not in fixes]
     title = rc.findings[0].title if rc.findings else text["title"]
     evidence = rc.evidence[:5] + [f"fact: {f.title}" for f in rc.findings] + rc.reasons
     return {

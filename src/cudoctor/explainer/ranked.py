@@ -18,6 +18,7 @@ class RankedCause:
     findings: list[Finding] = dataclasses.field(default_factory=list)
     reasons: list[str] = dataclasses.field(default_factory=list)
     fixes: list[str] = dataclasses.field(default_factory=list)  # steps a rule found for this log
+    generic: bool = True  # False: the root error's own steps replace the cause's generic ones
 
 
 def bump(

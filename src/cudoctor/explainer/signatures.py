@@ -28,6 +28,7 @@ class Signature:
     min_cc: str | None = None  # the failing feature needs this compute capability (facts can confirm)
     new_gpu_cc: str | None = None  # arch-unsupported means a GPU this new or newer (facts can rule it out)
     confirmed_by: tuple[str, ...] = ()  # checks whose findings bear on this error only, not on every log
+    generic_fixes: bool = True  # False: as the root error, its own steps replace its causes' generic ones
 
     @property
     def is_context(self) -> bool:
@@ -67,6 +68,7 @@ def load() -> tuple[Signature, ...]:
             min_cc=row.get("min_cc"),
             new_gpu_cc=row.get("new_gpu_cc"),
             confirmed_by=tuple(row.get("confirmed_by", ())),
+            generic_fixes=bool(row.get("generic_fixes", True)),
         )
         for row in rows
     )
