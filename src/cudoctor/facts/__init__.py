@@ -22,8 +22,7 @@ Collector = Callable[[], list[Fact]]
 
 def _packages(sys_path: Sequence[str], ldcache: dict[str, list[str]], env: Mapping[str, str]) -> list[Fact]:
     dists, problems = packages.scan(sys_path)
-    lib_path = tuple(p for p in env.get("LD_LIBRARY_PATH", "").split(":") if p)
-    ld = loader.Loader(lib_path, ldcache, loader.preloads(env.get("LD_PRELOAD", ""), ldcache))
+    ld = loader.for_process(env, ldcache)
     facts = [known("python.packages", {d.name: d.version for d in dists}, "dist-info scan")]
     broken = [d.error for d in dists if d.error] + problems
     facts.append(known("python.package_problems", broken, "dist-info scan"))

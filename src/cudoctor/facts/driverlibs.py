@@ -61,9 +61,8 @@ def resolve_driver_libs(ld: loader.Loader, requester: ElfInfo) -> dict[str, Any]
     cuda = ld.resolve("libcuda.so.1", requester)
     if cuda.path is None:
         return None
-    out: dict[str, Any] = {
-        "libcuda.so.1": {**_entry(cuda), "compat": _is_compat(os.path.realpath(cuda.path))}
-    }
+    cuda_entry = _entry(cuda)
+    out: dict[str, Any] = {"libcuda.so.1": {**cuda_entry, "compat": _is_compat(cuda_entry["real"])}}
     try:
         cuda_elf = read_elf(cuda.path)  # its RUNPATH is searched when it opens a companion (Nix)
     except ElfError:
@@ -92,9 +91,7 @@ def collect(env: Mapping[str, str], ldcache: dict[str, list[str]]) -> list[Fact]
     if requester is None:
         why = f"{sys.executable} is not an ELF file (not Linux?)"
         return [unknown("driver.libraries", "loader", why)]
-    lib_path = tuple(p for p in env.get("LD_LIBRARY_PATH", "").split(":") if p)
-    ld = loader.Loader(lib_path, ldcache, loader.preloads(env.get("LD_PRELOAD", ""), ldcache))
-    libs = resolve_driver_libs(ld, requester)
+    libs = resolve_driver_libs(loader.for_process(env, ldcache), requester)
     if libs is None:
         return [absent("driver.libraries", "loader", "libcuda.so.1 is on no search path")]
     facts = [known("driver.libraries", libs, "loader: LD_LIBRARY_PATH, ld.so cache, default dirs")]

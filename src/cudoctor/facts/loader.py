@@ -11,7 +11,7 @@ import dataclasses
 import os
 import re
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from cudoctor import runner
 from cudoctor.facts.elf import ElfError, ElfInfo, read_elf
@@ -78,6 +78,12 @@ def preloads(value: str, ldcache: dict[str, list[str]]) -> dict[str, str]:
             continue
         out.setdefault(soname, os.path.normpath(path))
     return out
+
+
+def for_process(env: Mapping[str, str], ldcache: dict[str, list[str]]) -> Loader:
+    """The search state of a process started with `env`: its LD_LIBRARY_PATH and LD_PRELOAD."""
+    lib_path = tuple(p for p in env.get("LD_LIBRARY_PATH", "").split(":") if p)
+    return Loader(lib_path, ldcache, preloads(env.get("LD_PRELOAD", ""), ldcache))
 
 
 def expand_origin(entry: str, origin_dir: str) -> str:
