@@ -743,6 +743,7 @@ def test_round_13_wordings() -> None:
     )
     header = explain_text("/tmp/tmpdebje0fu/main.c:4:10: fatal error: Python.h: No such file or directory\n")
     assert top(header) == ["toolchain-not-found"] and "python3-dev" in header.causes[0].fixes[0]
+    assert not any("nvcc" in f for f in rank.cause_json(header.causes, 0)["fix"])  # not a CUDA compiler
 
 
 def test_round_14_killed_processes_are_host_memory() -> None:
@@ -981,6 +982,22 @@ def test_round_24_cutlassf_is_bfloat16_on_a_pre_ampere_gpu() -> None:
     exp = explain_text("RuntimeError: cutlassF: no kernel found to launch!\n", {"gpu": "Tesla T4"})
     assert top(exp)[:2] == ["dtype-mismatch", "arch-unsupported"]
     assert "float16" in rank.cause_json(exp.causes, 0)["fix"][0]
+    # its own two steps replace "cast one operand so both match", which does not apply here
+    assert len(rank.cause_json(exp.causes, 0)["fix"]) == 2
+
+
+def test_a_lower_cause_whose_steps_were_all_listed_above_points_at_them(tmp_path: Path) -> None:
+    log = tmp_path / "t.log"
+    log.write_text("RuntimeError: cutlassF: no kernel found to launch!\n")
+    text = cudoctor(["explain", str(log), "--no-live"]).stdout
+    assert text.count("no bfloat16 kernels") == 1
+    assert "[arch-unsupported, confidence" in text and "fix: the steps under 1 above" in text
+    md = cudoctor(["explain", str(log), "--no-live", "--format", "markdown"]).stdout
+    assert "Fix: the steps under 1 above." in md
+    # a lower cause with steps of its own lists them and no pointer
+    other = tmp_path / "o.log"
+    other.write_text("RuntimeError: GET was unable to find an engine to execute this computation\n")
+    assert "the steps under" not in cudoctor(["explain", str(other), "--no-live"]).stdout
 
 
 def test_torch_driver_initialization_failed_is_no_usable_gpu() -> None:

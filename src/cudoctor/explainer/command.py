@@ -125,6 +125,11 @@ def new_steps(causes: list[dict[str, Any]]) -> list[list[str]]:
     return out
 
 
+def _first_listing(causes: list[dict[str, Any]], step: str) -> int:
+    """The number (from 1) of the first cause whose steps include this one."""
+    return next(i for i, c in enumerate(causes, 1) if step in c["fix"])
+
+
 def _root_evidence(root: dict[str, Any] | None) -> str | None:
     return f"line {root['line']}: {root['text'][:300]}" if root and root.get("signature") else None
 
@@ -157,6 +162,8 @@ def to_text(doc: dict[str, Any], verbose: bool) -> str:
             out.append(f"   evidence: {e}")
         for j, step in enumerate(steps[: None if verbose else (3 if i == 1 else 1)], 1):
             out.append(f"   fix {j}: {step}")
+        if c["fix"] and not steps:
+            out.append(f"   fix: the steps under {_first_listing(doc['causes'], c['fix'][0])} above")
     out += _benign_text(doc["benign"], full=verbose or not root)
     if (doc["benign"] or root) and not shows_error(root):
         out += ["", RERUN_HINT]
@@ -216,6 +223,8 @@ def to_markdown(doc: dict[str, Any]) -> str:
         lines += ["Evidence:", ""] + [f"- `{e}`" for e in c["evidence"]] + [""]
         if steps:
             lines += ["Fix:", ""] + [f"{j}. {s}" for j, s in enumerate(steps, 1)] + [""]
+        elif c["fix"]:
+            lines += [f"Fix: the steps under {_first_listing(doc['causes'], c['fix'][0])} above.", ""]
     if doc["benign"]:
         lines += ["### Known harmless lines", ""]
         lines += [f"- line {h['line']}: {h['title']}. {h['why']}" for h in doc["benign"]] + [""]
