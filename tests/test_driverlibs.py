@@ -42,6 +42,13 @@ def driver_lib(directory: Path, soname: str, version: str, *flags: str) -> Path:
     return real
 
 
+NVVM70 = "libnvidia-nvvm70.so.4"  # R575+: one file name for every driver version
+
+
+def legacy_jit_lto(directory: Path) -> Path:
+    return driver_lib(directory, NVVM70, "4")
+
+
 def libs_of(*lib_path: Path) -> dict[str, Fact]:
     facts = driverlibs.collect({"LD_LIBRARY_PATH": ":".join(map(str, lib_path))}, {})
     return {f.key: f for f in facts}
@@ -55,6 +62,7 @@ def check_on(facts: dict[str, Fact]) -> list[str]:
 def test_a_complete_driver_install_is_silent_and_gives_libcudas_version(tmp_path: Path) -> None:
     driver_lib(tmp_path / "lib", "libcuda.so.1", "580.95.05")
     driver_lib(tmp_path / "lib", "libnvidia-ptxjitcompiler.so.1", "580.95.05")
+    legacy_jit_lto(tmp_path / "lib")
     facts = libs_of(tmp_path / "lib")
     cuda = facts["driver.libraries"].value["libcuda.so.1"]
     assert (cuda["version"], cuda["via"], cuda["compat"]) == ("580.95.05", "LD_LIBRARY_PATH", False)
@@ -64,17 +72,19 @@ def test_a_complete_driver_install_is_silent_and_gives_libcudas_version(tmp_path
 
 def test_libcuda_without_the_ptx_jit_compiler_warns_with_its_symptom(tmp_path: Path) -> None:
     driver_lib(tmp_path / "lib", "libcuda.so.1", "580.95.05")
+    legacy_jit_lto(tmp_path / "lib")
     facts = libs_of(tmp_path / "lib")
     r = run_check("driver-libs-incomplete", stated({}, driver__libraries=facts["driver.libraries"].value))
     assert [f.id for f in r.findings] == ["driver-libs-incomplete"]
     f = r.findings[0]
     assert "libnvidia-ptxjitcompiler is not" in f.title and "PTX JIT compiler library not found" in f.title
-    assert "libnvidia-ptxjitcompiler.so.580.95.05" in f.fix[0]
+    assert "libnvidia-ptxjitcompiler.so.580.95.05" in f.fix[0] and "ptxjitcompiler'" in f.fix[0]
     assert any("NVIDIA_DRIVER_CAPABILITIES=compute" in step for step in f.fix)
 
 
 def test_a_ptx_jit_compiler_of_another_driver_is_reported_as_skew(tmp_path: Path) -> None:
     driver_lib(tmp_path / "new", "libcuda.so.1", "580.95.05")
+    legacy_jit_lto(tmp_path / "new")
     driver_lib(tmp_path / "stale", "libnvidia-ptxjitcompiler.so.1", "535.104.05")
     facts = libs_of(tmp_path / "new", tmp_path / "stale")
     r = run_check("driver-libs-incomplete", stated({}, driver__libraries=facts["driver.libraries"].value))
@@ -88,6 +98,7 @@ def test_the_versioned_companion_beside_libcuda_counts_even_when_the_soname_poin
     driver_lib(tmp_path / "stale", "libnvidia-ptxjitcompiler.so.1", "535.104.05")
     driver_lib(tmp_path / "drv", "libcuda.so.1", "580.95.05")
     driver_lib(tmp_path / "drv", "libnvidia-ptxjitcompiler.so.1", "580.95.05")
+    legacy_jit_lto(tmp_path / "drv")
     facts = libs_of(tmp_path / "stale", tmp_path / "drv")
     entry = facts["driver.libraries"].value["libnvidia-ptxjitcompiler.so.1"]
     assert entry["version"] == "535.104.05" and entry["beside_libcuda"].endswith(".so.580.95.05")
@@ -97,6 +108,7 @@ def test_the_versioned_companion_beside_libcuda_counts_even_when_the_soname_poin
 def test_libcudas_runpath_is_searched_for_its_companion_as_on_nix(tmp_path: Path) -> None:
     store = tmp_path / "store-l4t-core" / "lib"
     driver_lib(store, "libnvidia-ptxjitcompiler.so.1", "580.95.05")
+    legacy_jit_lto(store)
     driver_lib(
         tmp_path / "store-l4t-cuda" / "lib",
         "libcuda.so.1",
@@ -106,6 +118,31 @@ def test_libcudas_runpath_is_searched_for_its_companion_as_on_nix(tmp_path: Path
     facts = libs_of(tmp_path / "store-l4t-cuda" / "lib")
     assert facts["driver.libraries"].value["libnvidia-ptxjitcompiler.so.1"]["via"] == "runpath"
     assert check_on(facts) == []
+
+
+def test_an_r575_libcuda_without_libnvidia_nvvm70_warns_for_cuda_11_applications(tmp_path: Path) -> None:
+    driver_lib(tmp_path / "lib", "libcuda.so.1", "610.43.03")
+    driver_lib(tmp_path / "lib", "libnvidia-ptxjitcompiler.so.1", "610.43.03")
+    facts = libs_of(tmp_path / "lib")
+    [f] = run_check(
+        "driver-libs-incomplete", stated({}, driver__libraries=facts["driver.libraries"].value)
+    ).findings
+    assert f.subject == NVVM70 and "libnvidia-nvvm70 is not" in f.title and "CUDA 11.x or older" in f.title
+    assert "(libnvidia-nvvm70.so.4)" in f.fix[0] and "nvvm70'" in f.fix[0] and "#1876" in f.fix[-1]
+    # found beside libcuda under its unversioned name: silent
+    legacy_jit_lto(tmp_path / "lib")
+    facts = libs_of(tmp_path / "lib")
+    assert facts["driver.libraries"].value[NVVM70]["beside_libcuda"].endswith(NVVM70)
+    assert check_on(facts) == []
+
+
+def test_a_driver_before_r575_or_of_unknown_version_does_not_need_libnvidia_nvvm70(tmp_path: Path) -> None:
+    driver_lib(tmp_path / "r570", "libcuda.so.1", "570.172.08")
+    driver_lib(tmp_path / "r570", "libnvidia-ptxjitcompiler.so.1", "570.172.08")
+    assert check_on(libs_of(tmp_path / "r570")) == []
+    driver_lib(tmp_path / "wsl", "libcuda.so.1", "1.1")  # WSL's libcuda carries no driver version
+    driver_lib(tmp_path / "wsl", "libnvidia-ptxjitcompiler.so.1", "1.1")
+    assert check_on(libs_of(tmp_path / "wsl")) == []
 
 
 def test_a_forward_compat_libcuda_gives_no_userspace_version(tmp_path: Path) -> None:
@@ -177,7 +214,9 @@ def test_diff_shows_the_driver_libraries_that_changed_and_the_finding(tmp_path: 
 
     driver_lib(tmp_path / "ok", "libcuda.so.1", "580.95.05")
     driver_lib(tmp_path / "ok", "libnvidia-ptxjitcompiler.so.1", "580.95.05")
+    legacy_jit_lto(tmp_path / "ok")
     driver_lib(tmp_path / "broken", "libcuda.so.1", "580.95.05")
+    legacy_jit_lto(tmp_path / "broken")
     before = stated({}, driver__libraries=libs_of(tmp_path / "ok")["driver.libraries"].value)
     after = stated({}, driver__libraries=libs_of(tmp_path / "broken")["driver.libraries"].value)
     d = diff(before, after)

@@ -5,34 +5,45 @@ compile PTX, and it wants the one of its own driver build. Without it everything
 kernel has no SASS for this GPU, or JAX/XLA links PTX, or cuTile launches: then 'PTX JIT compiler
 library not found' (CUDA_ERROR_JIT_COMPILER_NOT_FOUND). Containers and CDI specs that mount part
 of the driver, Nix profiles, Jetson's l4t-cuda without l4t-3d-core and hand-copied libcuda files
-cause it (jetpack-nixos#184, nvidia-container-toolkit#1875, jax#9644).
+cause it (jetpack-nixos#184, jax#9644). Since R575 libcuda also opens libnvidia-nvvm70 for PTX from
+applications built with CUDA 11 or older, with the same error where it is missing (CDI specs made
+before nvidia-container-toolkit#1876 leave it out, #1875).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from cudoctor import knowledge
+from cudoctor import knowledge, versions
 from cudoctor.checks import check, finding
 from cudoctor.model import Finding, Severity, Snapshot
 
 LAYER = "GPU & driver"
 
 
-def _companions() -> list[dict[str, Any]]:
-    return [row for row in knowledge.table("driver_libs")["library"] if row["needed_by_libcuda"]]
+def _companions(version: str | None) -> list[dict[str, Any]]:
+    """The rows libcuda of this driver version opens itself (a row with min_driver needs a known version)."""
+    rows = [row for row in knowledge.table("driver_libs")["library"] if row["needed_by_libcuda"]]
+    have = versions.parse(version)
+    return [row for row in rows if "min_driver" not in row or _at_least(have, row["min_driver"])]
 
 
-def _fix(stem: str, version: str | None) -> list[str]:
-    exact = f"{stem}.so.{version}" if version else f"{stem}.so.<driver version>"
+def _at_least(have: versions.Version | None, floor: str) -> bool:
+    wanted = versions.parse(floor)
+    return have is not None and wanted is not None and versions.at_least(have, wanted)
+
+
+def _fix(row: dict[str, Any], stem: str, version: str | None) -> list[str]:
+    exact = row.get("file_name") or (f"{stem}.so.{version}" if version else f"{stem}.so.<driver version>")
     return [
         f"Install the driver's {stem} of exactly libcuda's version ({exact}) next to libcuda: it comes with the "
         "same driver package (Ubuntu: libnvidia-compute-<branch>; RHEL: nvidia-driver-cuda-libs); check with "
-        "ldconfig -p | grep -E 'libcuda|ptxjitcompiler'",
+        f"ldconfig -p | grep -E 'libcuda|{stem.removeprefix('libnvidia-')}'",
         "In a container: run with --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility, and with CDI "
         "regenerate the spec after every driver upgrade: nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml",
         "NixOS: put /run/opengl-driver/lib on LD_LIBRARY_PATH. Jetson: install the package that ships it "
         "(l4t-3d-core / nvidia-l4t-3d-core)",
+        *row.get("fix", []),
     ]
 
 
@@ -62,7 +73,7 @@ def driver_libs_incomplete(snap: Snapshot) -> list[Finding]:
     libs: dict[str, Any] = snap.value("driver.libraries") or {}
     cuda = libs.get("libcuda.so.1") or {}
     out: list[Finding] = []
-    for row in _companions():
+    for row in _companions(cuda.get("version")):
         entry, stem = libs.get(row["soname"]), row["soname"].split(".so")[0]
         problem = _problem(cuda, row["soname"], stem, entry) if entry is not None else None
         if problem is None:
@@ -76,7 +87,7 @@ def driver_libs_incomplete(snap: Snapshot) -> list[Finding]:
                 f"{title}: {row['needed_for']} will fail with '{row['symptom']}'",
                 LAYER,
                 evidence=evidence,
-                fix=_fix(stem, cuda.get("version")),
+                fix=_fix(row, stem, cuda.get("version")),
                 subject=row["soname"],
                 generic_fixes=False,
             )

@@ -46,12 +46,13 @@ def _entry(res: loader.Resolution) -> dict[str, Any]:
     }
 
 
-def _versioned_beside(libcuda_real: str, soname: str, version: str | None) -> str | None:
-    """The companion of exactly libcuda's version in libcuda's directory, where drivers install it."""
-    if not version:
+def _installed_beside(libcuda_real: str, row: Mapping[str, Any], version: str | None) -> str | None:
+    """The companion's file of libcuda's driver build in libcuda's directory, where drivers install
+    it: <stem>.so.<libcuda's version>, or the row's `file_name` where that carries no version."""
+    name = row.get("file_name") or (f"{row['soname'].split('.so')[0]}.so.{version}" if version else None)
+    if name is None:
         return None
-    stem = soname.split(".so")[0]
-    path = os.path.join(os.path.dirname(libcuda_real), f"{stem}.so.{version}")
+    path = os.path.join(os.path.dirname(libcuda_real), name)
     return path if os.path.isfile(path) else None
 
 
@@ -73,7 +74,7 @@ def resolve_driver_libs(ld: loader.Loader, requester: ElfInfo) -> dict[str, Any]
         if name == "libcuda.so.1":
             continue
         entry = _entry(ld.resolve(name, cuda_elf if row["needed_by_libcuda"] else requester))
-        entry["beside_libcuda"] = _versioned_beside(out["libcuda.so.1"]["real"], name, version)
+        entry["beside_libcuda"] = _installed_beside(out["libcuda.so.1"]["real"], row, version)
         out[name] = entry
     return out
 

@@ -214,6 +214,11 @@ def validate() -> list[str]:
             problems.append(
                 f"cuda_driver.toml: {row['version']}: linux_min {row['linux_min']!r} does not parse"
             )
+    for row in table("driver_libs")["library"]:
+        if "min_driver" in row and versions.parse(row["min_driver"]) is None:
+            problems.append(
+                f"driver_libs.toml: {row['soname']}: min_driver {row['min_driver']!r} does not parse"
+            )
     for row in table("gpus")["gpu"]:
         if versions.cc_tuple(row["cc"]) is None:
             problems.append(f"gpus.toml: {row['name']}: cc {row['cc']!r} does not parse")
