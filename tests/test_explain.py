@@ -819,6 +819,7 @@ def test_round_15_libstdcxx_arch_list_and_triton() -> None:
     assert "a container image whose glibc is at least GLIBC_2.28" in glibc.causes[0].fixes[1]
     arch = explain_text("ValueError: Unknown CUDA arch (9.0+PTX) or GPU not supported\n")
     assert top(arch)[0] == "arch-unsupported" and "capability 9.0+PTX" in arch.causes[0].fixes[0]
+    assert not any("PT.X" in f for f in arch.causes[0].fixes)  # not read as an NVRTC compute_XY
     triton = explain_text(
         "RuntimeError: Cannot find a working triton installation. Either the package is not installed or it is too old.\n"
     )
@@ -1127,3 +1128,59 @@ def test_nccl_not_built_in_gives_gloo_and_withholds_the_generic_nccl_steps() -> 
         "RuntimeError: CUDA error: peer access is not supported between these two devices\n", {}
     )
     assert any("NCCL_DEBUG=INFO" in f for f in rank.cause_json(p2p.causes, 0)["fix"])
+
+
+SM30 = "ptxas fatal   : Value 'sm_30' is not defined for option 'gpu-name'\n"
+
+
+def test_round_30_a_dropped_arch_that_is_the_gpus_own_means_the_gpu_is_too_old() -> None:
+    kepler = explain_text(SM30, {"gpu": "NVIDIA GeForce GTX 770"})
+    assert top(kepler)[0] == "arch-unsupported"
+    assert any("GTX 770" in r and "10.2" in r for r in kepler.causes[0].reasons)
+    assert "CUDA 10.2 is the last toolkit" in rank.cause_json(kepler.causes, 0)["fix"][0]
+    # a newer GPU asked for sm_30 by an old nvcc: a second toolkit, as before
+    assert top(explain_text(SM30, {"gpu": "NVIDIA GeForce GTX 1650"}))[0] == "multiple-toolkits"
+    assert top(explain_text(SM30, {}))[0] == "multiple-toolkits"
+    # an architecture the newest CUDA still builds for is never "dropped"
+    spark = "ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'\n"
+    assert top(explain_text(spark, {"gpu": "NVIDIA GB10"}))[0] == "toolchain-not-found"
+
+
+def test_round_30_cudajl_says_which_cuda_dropped_the_gpu() -> None:
+    log = (
+        "┌ Error: Your Tesla V100-PCIE-32GB GPU (compute capability 7.0) is not supported on CUDA 13+.\n"
+        "│ Please use a device with at least capability 7.5, or downgrade your NVIDIA driver to below v580.\n"
+        "ERROR: CUDA error: unknown error (code 999, ERROR_UNKNOWN)\n"
+    )
+    exp = explain_text(log, {})
+    assert exp.root is not None and exp.root.sig.id == "arch-unsupported/cudajl-gpu-not-supported"
+    fixes = rank.cause_json(exp.causes, 0)["fix"]
+    assert top(exp)[0] == "arch-unsupported" and 'set_runtime_version!(v"12.9")' in fixes[0]
+    assert not any("TORCH_CUDA_ARCH_LIST" in f for f in fixes)  # PyTorch steps do not apply to Julia
+
+
+def test_round_30_a_ptx_feature_the_target_lacks() -> None:
+    bf16 = explain_text("ptxas error: Feature '.bf16' requires .target sm_80 or higher\n", {})
+    assert top(bf16)[0] == "arch-unsupported"
+    assert "float16" in rank.cause_json(bf16.causes, 0)["fix"][0]
+    julia = explain_text("ptxas ... error   : Modifier '.NaN' requires .target sm_80 or higher\n", {})
+    assert "library-bug" in top(julia)[:2]
+    assert "1.11.7" in rank.cause_json(julia.causes, top(julia).index("library-bug"))["fix"][0]
+
+
+def test_round_30_xla_cuda_graph_failures_say_how_to_turn_graphs_off() -> None:
+    update = (
+        "INTERNAL: Failed to execute XLA Runtime executable: run time error: custom call "
+        "'xla.gpu.graph.launch' failed: Failed to update gpu graph: Graph update result=kNodeTypeChanged: "
+        "Failed to update CUDA graph: CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE: the graph update was not performed\n"
+    )
+    exp = explain_text(update, {})
+    assert top(exp)[0] == "library-bug"
+    assert "--xla_gpu_enable_command_buffer=" in rank.cause_json(exp.causes, 0)["fix"][0]
+    capture = (
+        "XlaRuntimeError: INTERNAL: CUDA error: Failed to end stream capture: "
+        "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: operation failed due to a previous error during capture\n"
+    )
+    assert explain_text(capture, {}).root.sig.id == "library-bug/xla-cuda-graph"  # type: ignore[union-attr]
+    torch = "RuntimeError: CUDA error: operation not permitted when stream is capturing\n"
+    assert explain_text(torch, {}).root.sig.id == "library-bug/illegal-during-graph-capture"  # type: ignore[union-attr]

@@ -3,6 +3,7 @@ and CUDA versions the facts name."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from cudoctor import knowledge, versions
@@ -86,4 +87,24 @@ def new_gpu_rule(ranked: dict[str, RankedCause], newest: str, gpus: list[dict[st
             "arch-unsupported",
             -RULE_OUT,
             f"fact: {_gpu_cc(known[0])}, older than the {newest}+ GPUs this message fails on when the library is too old",
+        )
+
+
+def dropped_arch_rule(ranked: dict[str, RankedCause], sm: str, gpus: list[dict[str, Any]]) -> None:
+    """The build asks for an architecture that newer CUDA toolkits dropped, and the facts name a GPU
+    of exactly that architecture: the GPU is too old for this CUDA, not a stale arch list."""
+    digits = re.sub(r"\D", "", sm)
+    cc = f"{digits[:-1]}.{digits[-1]}" if len(digits) >= 2 else ""
+    span = knowledge.cuda_span_for_cc(cc)
+    if span is None or span[1] == knowledge.newest_toolkit():
+        return
+    own = [g for g in gpus if g.get("cc_t") == versions.cc_tuple(cc)]
+    if own:
+        bump(
+            ranked,
+            "arch-unsupported",
+            CONFIRM,
+            f"fact: {_gpu_cc(own[0])}, the architecture the build asks for ({sm}); no CUDA after {span[1]} builds for it",
+            f"This GPU ({own[0].get('name') or sm}) is older than this CUDA supports: CUDA {span[1]} is the last "
+            f"toolkit that builds for {sm}. Install CUDA {span[1]} (or older) and rebuild with it, or use a newer GPU",
         )

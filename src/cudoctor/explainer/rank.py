@@ -247,8 +247,11 @@ def context_rules(
     if root is not None and root.sig.min_cc:
         gpu_rules.min_cc_rule(ranked, root.sig.min_cc, view.gpus(snap))
     arch = next((m.captures["arch"] for m in matches if m.captures.get("arch")), None)
-    if arch and "arch-unsupported" in ranked:
+    if arch and arch.isdigit() and "arch-unsupported" in ranked:  # compute_21, not '9.0+PTX'
         gpu_rules.arch_option_rule(ranked, f"{arch[:-1]}.{arch[-1]}", gpu_rules.cuda_versions(snap))
+    sm = root.captures.get("sm") if root is not None else None
+    if sm and "arch-unsupported" in ranked:
+        gpu_rules.dropped_arch_rule(ranked, sm, view.gpus(snap))
     if root is not None and root.sig.new_gpu_cc:
         gpu_rules.new_gpu_rule(ranked, root.sig.new_gpu_cc, view.gpus(snap))
     if "cpu-only-build" in ranked:

@@ -27,5 +27,5 @@ def bump(
     rc = ranked.setdefault(cause, RankedCause(cause, 0.0))
     rc.score += amount
     rc.reasons.append(reason)
-    if fix and fix not in rc.fixes:
-        rc.fixes.append(fix)
+    if fix and fix not in rc.fixes:  # a step the facts back comes before the log's own steps
+        rc.fixes.insert(0 if amount > 0 else len(rc.fixes), fix)

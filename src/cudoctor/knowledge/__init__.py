@@ -107,6 +107,11 @@ def toolkit_cc_range(cuda: str) -> tuple[versions.Version, versions.Version] | N
     return None
 
 
+def newest_toolkit() -> str:
+    """The newest CUDA toolkit toolkit_archs.toml knows."""
+    return str(table("toolkit_archs")["toolkit"][-1]["cuda_max"])
+
+
 def cuda_span_for_cc(cc: str) -> tuple[str, str] | None:
     """The oldest and newest CUDA toolkit that can build for compute capability `cc`."""
     want = versions.cc_tuple(cc)
