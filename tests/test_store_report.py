@@ -167,6 +167,19 @@ def test_bad_databases_are_refused_and_left_unchanged(tmp_path: Path, snapshot_f
     assert _digest(db) == before
 
 
+def test_a_database_folder_that_cannot_be_made_is_a_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where a folder should be\n")
+    out = cudoctor(["snapshot", "save", "--db", str(blocker / "sub" / "s.db")])
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "cannot create" in out.stderr and "CUDOCTOR_DB" in out.stderr
+    # the same for the default place under an unusable HOME
+    env = {**os.environ, "HOME": str(blocker), "XDG_DATA_HOME": ""}
+    env.pop("CUDOCTOR_DB", None)
+    out = cudoctor(["snapshot", "save"], env=env)
+    assert out.returncode == 2 and "Traceback" not in out.stderr and "cannot create" in out.stderr
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [

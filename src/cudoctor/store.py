@@ -89,7 +89,14 @@ def connect(path: str, create: bool = True) -> Iterator[sqlite3.Connection]:
         with _open(f"file:{path}?mode=ro", path) as conn:
             yield conn
         return
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(
+            f"cannot create {folder} for the snapshot database ({exc.strerror}): "
+            "choose another file with CUDOCTOR_DB=/path/to/snapshots.db or --db"
+        ) from None
     with _open(f"file:{path}", path) as conn:
         _retry_while_locked(lambda: _initialise(conn))
         yield conn
