@@ -162,6 +162,41 @@ def test_cli_reads_stdin_and_gzip(tmp_path: Path) -> None:
     assert doc["root"]["line"] == 1001 and doc["causes"][0]["id"] == "gpu-oom"
 
 
+UTF16_LOG = 'Traceback (most recent call last):\r\n  File "C:\\Users\\Zoë\\x.py", line 1\r\nRuntimeError: CUDA error: out of memory\r\n'
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+def test_a_utf16_log_as_windows_powershell_writes_it_is_read(tmp_path: Path, encoding: str) -> None:
+    log = tmp_path / "run.log"
+    log.write_bytes(
+        ("\ufeff" if encoding == "utf-16-be" else "").encode(encoding) + UTF16_LOG.encode(encoding)
+    )
+    doc = json.loads(cudoctor(["explain", str(log), "--no-live", "--format", "json"]).stdout)
+    assert doc["root"]["line"] == 3 and doc["causes"][0]["id"] == "gpu-oom"
+    piped = cudoctor(["explain", "-", "--no-live"], stdin=log.read_bytes())
+    assert piped.returncode == 1 and b"Root error (line 3)" in piped.stdout
+
+
+def test_utf16_across_odd_chunk_boundaries_and_inside_gzip(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(scan, "CHUNK", 4097)  # cuts code units (and the é's two bytes) in half
+    text = "naïve progress ✓ 10%\n" * 3000 + "RuntimeError: CUDA error: out of memory\n"
+    gz = tmp_path / "run.log.gz"
+    gz.write_bytes(gzip.compress(text.encode("utf-16")))
+    stream = scan.open_log(str(gz))
+    try:
+        result = scan.scan(stream)
+    finally:
+        stream.close()
+    assert [(m.line, m.sig.id) for m in result.matches] == [(3001, "gpu-oom/cuda-error-out-of-memory")]
+    assert result.lines == 3001 and "naïve progress ✓" in result.tail[0][1]
+    # a real binary (NUL bytes, no UTF-16 shape) is still refused
+    binary = tmp_path / "a.bin"
+    binary.write_bytes(bytes(range(256)) * 40)
+    assert "binary file" in cudoctor(["explain", str(binary)]).stderr
+
+
 def test_cli_text_and_markdown(tmp_path: Path) -> None:
     log = tmp_path / "t.log"
     log.write_text("RuntimeError: mat1 and mat2 shapes cannot be multiplied (1x32768 and 25088x512)\n")

@@ -7,6 +7,7 @@ normalised and matched against the full signature patterns.
 
 from __future__ import annotations
 
+import codecs
 import collections
 import dataclasses
 import gzip
@@ -15,7 +16,7 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from typing import IO
+from typing import IO, cast
 
 from cudoctor.explainer import benign, signatures
 from cudoctor.explainer.benign import BenignHit
@@ -101,8 +102,42 @@ def open_log(path: str) -> IO[bytes]:
             raise LogError(f"cannot read {path}: {exc.strerror}") from None
     head = stream.peek(2)[:2] if isinstance(stream, io.BufferedReader) else b""
     if head == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=stream)  # type: ignore[return-value]
-    return stream
+        stream = io.BufferedReader(gzip.GzipFile(fileobj=stream))
+    encoding = _utf16(stream.peek(512)[:512]) if isinstance(stream, io.BufferedReader) else None
+    return cast(IO[bytes], _AsUtf8(stream, encoding)) if encoding else stream
+
+
+def _utf16(head: bytes) -> str | None:
+    """'utf-16' for a log with a UTF-16 byte-order mark (Windows PowerShell 5 writes `>` that way),
+    'utf-16-le' for one without whose every other byte is NUL, else None."""
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return "utf-16"
+    odd = head[1::2]
+    if len(odd) >= 8 and odd.count(0) >= 0.9 * len(odd) and head[0::2].count(0) == 0:
+        return "utf-16-le"
+    return None
+
+
+class _AsUtf8(io.RawIOBase):
+    """A UTF-16 stream read as UTF-8 bytes, chunk by chunk (memory stays bounded)."""
+
+    def __init__(self, raw: IO[bytes], encoding: str) -> None:
+        self.raw = raw
+        self.decoder = codecs.getincrementaldecoder(encoding)("replace")
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        while True:
+            data = self.raw.read(size)
+            text = self.decoder.decode(data, final=not data)
+            if text or not data:
+                return text.encode("utf-8")
+
+    def close(self) -> None:
+        self.raw.close()
+        super().close()
 
 
 class _Prefilter:
