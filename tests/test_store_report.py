@@ -198,6 +198,23 @@ def test_bad_reports_for_from_and_diff(tmp_path: Path, content: str, message: st
         assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr
 
 
+def test_reports_and_facts_saved_by_windows_powershell_are_read(tmp_path: Path) -> None:
+    smi_text = (REPORTS / "nvidia_smi_q_rtx4070_laptop.txt").read_text(encoding="utf-8")
+    utf16 = tmp_path / "smi.txt"
+    utf16.write_bytes(smi_text.replace("\n", "\r\n").encode("utf-16"))  # nvidia-smi -q > smi.txt
+    assert load_report(str(utf16)).value("driver.version") == "566.36"
+    facts = {"gpu": "Tesla T4", "driver": "535.104.05"}
+    for name, data in (
+        ("utf16.json", json.dumps(facts).encode("utf-16")),
+        ("bom.json", b"\xef\xbb\xbf" + json.dumps(facts).encode()),  # Out-File -Encoding utf8
+    ):
+        path = tmp_path / name
+        path.write_bytes(data)
+        out = cudoctor(["check", "--facts", str(path), "--no-live", "--format", "json"])
+        assert out.returncode in (0, 1), out.stderr
+        assert json.loads(out.stdout)["snapshot"]["facts"]["driver.version"]["value"] == "535.104.05"
+
+
 def test_from_real_reports() -> None:
     ce = load_report(str(REPORTS / "collect_env_windows_titan_rtx.txt"))
     assert ce.value("driver.version") == "442.92" and [g["cc"] for g in ce.value("gpu.devices")] == [

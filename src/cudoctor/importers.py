@@ -13,6 +13,7 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from cudoctor import textfiles
 from cudoctor.facts.packages import normalise
 from cudoctor.facts.stated import from_stated
 from cudoctor.inputs import InputError
@@ -41,9 +42,9 @@ def read_text(path: str) -> str:
         raise InputError(f"cannot read {path}: {exc.strerror}") from None
     if len(raw) > MAX_BYTES:
         raise InputError(f"{path} is larger than {MAX_BYTES >> 20} MiB: not a report cudoctor reads")
-    if b"\x00" in raw[:8192]:
+    if b"\x00" in raw[:8192] and textfiles.utf16_encoding(raw[:512]) is None:
         raise InputError(f"{path} looks like a binary file, not a report")
-    return raw.decode("utf-8", "replace").replace("\r\n", "\n")
+    return textfiles.decode(raw).replace("\r\n", "\n")
 
 
 def detect(text: str) -> str:

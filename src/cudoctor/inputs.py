@@ -9,6 +9,7 @@ import json
 import os
 from typing import Any
 
+from cudoctor import textfiles
 from cudoctor.facts.stated import KEYS, from_stated
 from cudoctor.model import Snapshot
 
@@ -23,8 +24,8 @@ def read_json_file(path: str, what: str) -> Any:
     if os.path.isdir(path):
         raise InputError(f"{what} {path} is a directory, not a file")
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+        with open(path, "rb") as fh:
+            text = textfiles.decode(fh.read(), errors="strict")
     except FileNotFoundError:
         raise InputError(f"{what} {path} does not exist") from None
     except (OSError, UnicodeDecodeError) as exc:

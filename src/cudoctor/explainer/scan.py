@@ -18,6 +18,7 @@ import sys
 from collections.abc import Callable
 from typing import IO, cast
 
+from cudoctor import textfiles
 from cudoctor.explainer import benign, signatures
 from cudoctor.explainer.benign import BenignHit
 from cudoctor.explainer.signatures import Signature
@@ -103,19 +104,10 @@ def open_log(path: str) -> IO[bytes]:
     head = stream.peek(2)[:2] if isinstance(stream, io.BufferedReader) else b""
     if head == b"\x1f\x8b":
         stream = io.BufferedReader(gzip.GzipFile(fileobj=stream))
-    encoding = _utf16(stream.peek(512)[:512]) if isinstance(stream, io.BufferedReader) else None
+    encoding = (
+        textfiles.utf16_encoding(stream.peek(512)[:512]) if isinstance(stream, io.BufferedReader) else None
+    )
     return cast(IO[bytes], _AsUtf8(stream, encoding)) if encoding else stream
-
-
-def _utf16(head: bytes) -> str | None:
-    """'utf-16' for a log with a UTF-16 byte-order mark (Windows PowerShell 5 writes `>` that way),
-    'utf-16-le' for one without whose every other byte is NUL, else None."""
-    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        return "utf-16"
-    odd = head[1::2]
-    if len(odd) >= 8 and odd.count(0) >= 0.9 * len(odd) and head[0::2].count(0) == 0:
-        return "utf-16-le"
-    return None
 
 
 class _AsUtf8(io.RawIOBase):
