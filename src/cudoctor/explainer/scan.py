@@ -103,10 +103,9 @@ def open_log(path: str) -> IO[bytes]:
             raise LogError(f"cannot read {path}: {exc.strerror}") from None
     head = stream.peek(2)[:2] if isinstance(stream, io.BufferedReader) else b""
     if head == b"\x1f\x8b":
-        stream = io.BufferedReader(gzip.GzipFile(fileobj=stream))
-    encoding = (
-        textfiles.utf16_encoding(stream.peek(512)[:512]) if isinstance(stream, io.BufferedReader) else None
-    )
+        stream = cast(IO[bytes], gzip.GzipFile(fileobj=stream))
+    peek = getattr(stream, "peek", None)  # BufferedReader and GzipFile have it
+    encoding = textfiles.utf16_encoding(peek(512)[:512]) if peek is not None else None
     return cast(IO[bytes], _AsUtf8(stream, encoding)) if encoding else stream
 
 
