@@ -197,6 +197,23 @@ def test_utf16_across_odd_chunk_boundaries_and_inside_gzip(
     assert "binary file" in cudoctor(["explain", str(binary)]).stderr
 
 
+def test_exit_status_says_whether_the_log_holds_an_error(tmp_path: Path) -> None:
+    cases = {
+        "RuntimeError: CUDA error: out of memory\n": 1,  # a known error
+        "ValueError: the frobnicator exploded\n": 1,  # an error no signature knows is still an error
+        "epoch 1 loss 0.3\nepoch 2 loss 0.2\n": 0,
+        "I tensorflow/core/platform/cpu_feature_guard.cc:210] This TensorFlow binary is optimized to use "
+        "available CPU instructions in performance-critical operations.\n": 0,  # only a harmless notice
+    }
+    for text, status in cases.items():
+        log = tmp_path / "t.log"
+        log.write_text(text)
+        out = cudoctor(["explain", str(log), "--no-live"])
+        assert out.returncode == status, (text, out.stdout)
+        if text.startswith("ValueError"):
+            assert out.stdout.startswith("No known GPU/BLAS error signature matched")
+
+
 def test_cli_text_and_markdown(tmp_path: Path) -> None:
     log = tmp_path / "t.log"
     log.write_text("RuntimeError: mat1 and mat2 shapes cannot be multiplied (1x32768 and 25088x512)\n")

@@ -226,11 +226,11 @@ def test_a_process_killed_by_a_signal_is_a_root_error(line: str, signature: str)
     assert (root["line"], root["signature"]) == (2, signature)
 
 
-def test_an_error_looking_line_without_a_signature_is_named_but_exits_0() -> None:
+def test_an_error_looking_line_without_a_signature_is_named_and_exits_1() -> None:
     line = "Trace/breakpoint trap (core dumped)"
     assert rank.looks_like_error(line)
     out = cudoctor(["explain", "-", "--no-live"], stdin=f"epoch 1 done\n{line}\n".encode())
-    assert out.returncode == 0  # no known signature: exit status 1 is kept for those
+    assert out.returncode == 1  # an error no signature knows is still an error (0 means none found)
     assert out.stdout.decode().startswith(
         f"No known GPU/BLAS error signature matched; last error-looking line (2): {line}"
     )

@@ -34,7 +34,8 @@ EPILOG_EXPLAIN = textwrap.dedent("""\
     with colours, timestamps and rank prefixes; this machine's facts are used unless --no-live is
     given. Lines known to be harmless (TensorFlow's plugin and CPU notices, a missing TensorRT, ...)
     are never taken for the error; -v says why each is harmless.
-    exit status: 0 no error found, 1 a root error was found, 2 unreadable input.
+    exit status: 0 no error found, 1 an error was found (a known one, or a line that reads like one),
+    2 unreadable input.
     """)
 
 

@@ -245,4 +245,4 @@ def run_explain(args: argparse.Namespace) -> int:
         sys.stdout.write(to_markdown(doc))
     else:
         sys.stdout.write(to_text(doc, args.verbose))
-    return 1 if exp.root is not None else 0
+    return 1 if shows_error(doc["root"]) else 0  # an unknown error line is still an error
