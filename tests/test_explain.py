@@ -372,14 +372,17 @@ WSL_LIBCUDA = "Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so
 
 
 def test_libcuda_missing_on_wsl_points_at_the_wsl_loader_path() -> None:
-    """nougat#105/#115: the Windows driver's libcuda sits in /usr/lib/wsl/lib; elsewhere no driver is the likelier cause."""
+    """nougat#105/#115: the Windows driver's libcuda sits in /usr/lib/wsl/lib. cuDNN's convolution library
+    loads only after CUDA itself started through libcuda.so.1, so a driver is there wherever this line
+    appears: its development name libcuda.so is what the loader cannot find, on WSL or not."""
     wsl = explain_text(WSL_LIBCUDA, {"os": "Ubuntu 22.04 on WSL2"})
     assert top(wsl)[0] == "env-path-misconfig"
     doc = rank.cause_json(wsl.causes, 0)
     assert doc["fix"][0].startswith("export LD_LIBRARY_PATH=/usr/lib/wsl/lib")
     native = explain_text(WSL_LIBCUDA, {"os": "Ubuntu 22.04"})
-    assert top(native)[0] == "no-gpu-visible" and "env-path-misconfig" not in top(native)[:1]
-    assert top(explain_text(WSL_LIBCUDA, {}))[0] == "no-gpu-visible"
+    assert top(native)[0] == "env-path-misconfig"
+    assert any("sudo ln -s libcuda.so.1" in f for f in rank.cause_json(native.causes, 0)["fix"])
+    assert top(explain_text(WSL_LIBCUDA, {}))[0] == "env-path-misconfig"
 
 
 @pytest.mark.parametrize(
@@ -1236,3 +1239,44 @@ def test_round_30_xla_cuda_graph_failures_say_how_to_turn_graphs_off() -> None:
     assert explain_text(capture, {}).root.sig.id == "library-bug/xla-cuda-graph"  # type: ignore[union-attr]
     torch = "RuntimeError: CUDA error: operation not permitted when stream is capturing\n"
     assert explain_text(torch, {}).root.sig.id == "library-bug/illegal-during-graph-capture"  # type: ignore[union-attr]
+
+
+def test_windows_paging_file_too_small_is_host_memory_not_a_missing_dll() -> None:
+    line = (
+        'OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading "C:\\'
+        'Python\\lib\\site-packages\\torch\\lib\\cudnn_cnn_infer64_8.dll" or one of its dependencies.\n'
+    )
+    exp = explain_text(line, {})
+    assert exp.root is not None and exp.root.sig.id == "host-oom/windows-paging-file-too-small"
+    fixes = rank.cause_json(exp.causes, 0)["fix"]
+    assert top(exp)[0] == "host-oom" and "num_workers" in fixes[0] and len(fixes) == 2
+    missing = line.replace(
+        "[WinError 1455] The paging file is too small", "[WinError 126] The specified module"
+    )
+    assert top(explain_text(missing, {}))[0] != "host-oom"
+
+
+def test_libcuda_by_its_development_name_is_a_loader_path_problem() -> None:
+    line = "Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: cannot open shared object file: No such file or directory\n"
+    exp = explain_text(line, {})
+    assert exp.root is not None and exp.root.sig.id == "env-path-misconfig/libcuda-dev-name-not-found"
+    assert top(exp)[0] == "env-path-misconfig"
+    assert "/usr/lib/wsl/lib" in rank.cause_json(exp.causes, 0)["fix"][0]
+    # the versioned name missing means no driver in reach, as before
+    versioned = "OSError: libcuda.so.1: cannot open shared object file: No such file or directory\n"
+    assert top(explain_text(versioned, {}))[0] == "no-gpu-visible"
+
+
+def test_tensorflow_unexpected_event_status_defers_to_the_cuda_error_above_it() -> None:
+    alone = explain_text(
+        "F tensorflow/core/common_runtime/gpu/gpu_event_mgr.cc:273] Unexpected Event status: 1\n", {}
+    )
+    assert alone.root is not None and alone.root.sig.id == "illegal-memory-access/tf-unexpected-event-status"
+    assert "Error polling for event status" in rank.cause_json(alone.causes, 0)["fix"][0]
+    log = (
+        "E tensorflow/stream_executor/cuda/cuda_event.cc:49] Error polling for event status: failed to query "
+        "event: CUDA_ERROR_LAUNCH_FAILED: unspecified launch failure\n"
+        "F tensorflow/core/common_runtime/gpu/gpu_event_mgr.cc:203] Unexpected Event status: 1\n"
+    )
+    exp = explain_text(log, {})
+    assert exp.root is not None and exp.root.line == 1
