@@ -100,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--from",
         dest="from_file",
         metavar="FILE",
-        help="check someone else's report: cudoctor JSON, collect_env, nvidia-smi -q (text/XML), pip list, conda list",
+        help="check someone else's report: cudoctor JSON, collect_env, nvidia-smi or nvidia-smi -q (text/XML), cupy.show_config(), jax.print_environment_info(), pip list, conda list",
     )
     chk.add_argument(
         "--since",
@@ -243,7 +243,7 @@ def _source_args(
     p.add_argument(
         "--snapshot",
         metavar="FILE",
-        help="use a saved snapshot, a `cudoctor check --format json` document, or another machine's report (nvidia-smi -q text/XML, collect_env, pip list, conda list)",
+        help="use a saved snapshot, a `cudoctor check --format json` document, or another machine's report (nvidia-smi or nvidia-smi -q text/XML, collect_env, cupy.show_config(), jax.print_environment_info(), pip list, conda list)",
     )
     p.add_argument("--no-live", action="store_true", help="do not mix in this machine's facts")
     p.add_argument("--format", choices=formats, default=default, help=f"output format (default: {default})")

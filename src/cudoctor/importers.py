@@ -13,7 +13,7 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from cudoctor import textfiles
+from cudoctor import pasted, textfiles
 from cudoctor.facts.packages import normalise
 from cudoctor.facts.stated import from_stated
 from cudoctor.inputs import InputError
@@ -55,6 +55,12 @@ def detect(text: str) -> str:
         return "nvidia-smi-xml"
     if "==============NVSMI LOG==============" in head:
         return "nvidia-smi"
+    if pasted.looks_like_cupy_config(head):
+        return "cupy-show-config"
+    if pasted.looks_like_jax_info(head):
+        return "jax-environment-info"
+    if pasted.looks_like_smi_table(head):
+        return "nvidia-smi-table"
     if re.search(r"^(Collecting environment information|PyTorch version:)", head, re.M):
         return "collect_env"
     if re.search(r"^# packages in environment at", head, re.M) or len(CONDA_ROW.findall(head)) >= 2:
@@ -62,7 +68,8 @@ def detect(text: str) -> str:
     if re.search(r"^Package\s+Version\b", head, re.M) or re.search(r"^[A-Za-z0-9_.-]+==\S+\s*$", head, re.M):
         return "pip-list"
     raise InputError(
-        "unrecognised report format (expected cudoctor JSON, collect_env, nvidia-smi -q, pip list or conda list)"
+        "unrecognised report format (expected cudoctor JSON, collect_env, nvidia-smi or nvidia-smi -q, "
+        "cupy.show_config(), jax.print_environment_info(), pip list or conda list)"
     )
 
 
@@ -76,6 +83,11 @@ def load_report(path: str) -> Snapshot:
         "nvidia-smi-xml": from_nvsmi_xml,
         "nvidia-smi": from_nvsmi_text,
         "collect_env": from_collect_env,
+        "cupy-show-config": lambda text: _retag(pasted.from_cupy_config(text), "cupy.show_config()"),
+        "jax-environment-info": lambda text: _retag(
+            pasted.from_jax_info(text), "jax.print_environment_info()"
+        ),
+        "nvidia-smi-table": pasted.from_smi_table,
         "conda-list": from_conda_list,
         "pip-list": from_pip_list,
     }[kind]
@@ -153,7 +165,7 @@ def _mib(value: str | None) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def _gpu_record(
+def gpu_record(
     index: int, name: str | None, uuid: str | None, total: str | None, used: str | None, free: str | None
 ) -> dict[str, Any]:
     from cudoctor import knowledge
@@ -190,7 +202,7 @@ def from_nvsmi_text(text: str) -> Snapshot:
             m = re.search(rf"^\s*{re.escape(label)}\s*:\s*(.+?)\s*$", scope, re.M)
             return m.group(1) if m else None
 
-        rec = _gpu_record(
+        rec = gpu_record(
             i,
             get("Product Name"),
             get("GPU UUID"),
@@ -244,7 +256,7 @@ def from_nvsmi_xml(text: str) -> Snapshot:
             snap.add(known(key, value.strip(), "nvidia-smi -q -x"))
     gpus = []
     for i, g in enumerate(root.findall("gpu")):
-        rec = _gpu_record(
+        rec = gpu_record(
             i,
             g.findtext("product_name"),
             g.findtext("uuid"),

@@ -20,10 +20,12 @@ def gpu_memory_held(snap: Snapshot) -> list[Finding]:
         total, used = g.get("memory_total_mib"), g.get("memory_used_mib")
         if not total or used is None or used < 0.5 * total:
             continue
-        procs = g.get("processes") or []
-        who = (
-            ", ".join(f"pid {p['pid']} ({p.get('used_mib', '?')} MiB)" for p in procs[:5])
-            or "processes this container cannot see"
+        listed = g.get("processes")  # None: a pasted report that does not list them
+        procs = listed or []
+        who = ", ".join(f"pid {p['pid']} ({p.get('used_mib', '?')} MiB)" for p in procs[:5]) or (
+            "processes this container cannot see"
+            if listed is not None
+            else "processes the report does not list"
         )
         out.append(
             finding(

@@ -34,10 +34,11 @@ def _gpu_summary(snap: Snapshot) -> str:
     driver = snap.get("driver.version")
     gpus = snap.value("gpu.devices") or []
     names = ", ".join(f"{g.get('name')} (cc {g.get('cc') or '?'})" for g in gpus) or "no GPU listed"
+    cuda = snap.value("driver.cuda_version")
     if driver is None or not driver.known:
         absent = driver is not None and driver.status.value == "absent"
-        return ("no NVIDIA driver" if absent else "driver unknown") + (f"; {names}" if gpus else "")
-    cuda = snap.value("driver.cuda_version")
+        what = "no NVIDIA driver" if absent else "driver unknown" + (f", CUDA {cuda}" if cuda else "")
+        return what + (f"; {names}" if gpus else "")
     return f"driver {driver.value}" + (f", CUDA {cuda}" if cuda else "") + f"; {names}"
 
 
@@ -53,7 +54,7 @@ def _toolkit_summary(snap: Snapshot) -> str:
 def _framework_summary(info: dict[str, Any]) -> str:
     build = info.get("build")
     if build == "cuda":
-        parts = [f"CUDA {info.get('cuda')}"]
+        parts = [f"CUDA {info['cuda']}" if info.get("cuda") else "CUDA build"]
         if info.get("cudnn"):
             parts.append(f"cuDNN {info['cudnn']}")
         if info.get("archs"):

@@ -1,0 +1,136 @@
+"""Reports people paste into bug trackers besides collect_env and `nvidia-smi -q`: the plain
+`nvidia-smi` table, `cupy.show_config()` and `jax.print_environment_info()` (which appends that
+table). Each becomes a Snapshot with the same fact keys as a live one; a table cut off mid-row,
+as threads often quote it, still gives what it shows.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from cudoctor import versions
+from cudoctor.facts.stated import from_stated
+from cudoctor.model import Snapshot, known
+
+SMI_HEADER = re.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)\s+CUDA Version:\s*(\S+)")
+# "|   0  NVIDIA A10G                    On  |" and a row cut short ("|   0  Tesla M40 24GB     W")
+SMI_GPU_ROW = re.compile(r"^\|\s+(\d+)\s+(\S+(?: \S+)*)(?:\s{2,}.*)?$")
+SMI_MEMORY = re.compile(r"(\d+)MiB\s*/\s*(\d+)MiB")
+
+
+def looks_like_smi_table(head: str) -> bool:
+    return bool(SMI_HEADER.search(head))
+
+
+def _smi_gpus(text: str) -> list[dict[str, Any]]:
+    """GPU rows of the table, each with the memory of the row under it when the paste has it."""
+    from cudoctor.importers import gpu_record
+
+    lines = text.split("\n")
+    start = next((i for i, line in enumerate(lines) if line.startswith("|====")), None)
+    gpus: list[dict[str, Any]] = []
+    for i, line in enumerate(lines[start + 1 :] if start is not None else [], (start or 0) + 1):
+        if re.match(r"^\|\s*Processes:", line):
+            break
+        row = SMI_GPU_ROW.match(line)
+        if row is None or row.group(2).startswith(("N/A", "|")) or "%" in row.group(2):
+            continue
+        memory = SMI_MEMORY.search(lines[i + 1]) if i + 1 < len(lines) else None
+        used, total = (f"{memory.group(1)} MiB", f"{memory.group(2)} MiB") if memory else (None, None)
+        free = f"{int(memory.group(2)) - int(memory.group(1))} MiB" if memory else None
+        gpus.append(gpu_record(int(row.group(1)), row.group(2), None, total, used, free))
+    listed = "No running processes found" in text  # a process table is not read; unknown otherwise
+    for gpu in gpus:
+        gpu["processes"] = [] if listed else None
+    return gpus
+
+
+def smi_table_facts(text: str, snap: Snapshot, source: str) -> bool:
+    """Add the driver and GPUs a pasted `nvidia-smi` table shows; False when it has no header."""
+    header = SMI_HEADER.search(text)
+    if header is None:
+        return False
+    snap.add(known("driver.version", header.group(2), source))
+    if versions.parse(header.group(3)):
+        snap.add(known("driver.cuda_version", header.group(3), source))
+    gpus = _smi_gpus(text)
+    if gpus:
+        snap.add(known("gpu.devices", gpus, source))
+    return True
+
+
+def from_smi_table(text: str) -> Snapshot:
+    snap = Snapshot(origin="report:nvidia-smi table")
+    smi_table_facts(text, snap, "nvidia-smi")
+    return snap
+
+
+# ---------------------------------------------------------------- cupy.show_config()
+def looks_like_cupy_config(head: str) -> bool:
+    return bool(re.search(r"^CuPy Version\s+:", head, re.M))
+
+
+def _record(text: str, label: str) -> str | None:
+    m = re.search(rf"^{re.escape(label)}\s+:\s*(.*?)\s*$", text, re.M)
+    value = m.group(1) if m else None
+    return None if value in (None, "", "None") else value
+
+
+def _cuda(value: str | None) -> str | None:
+    """'11040' -> '11.4' (CUDA's integer version); None for anything else."""
+    return versions.cuda_from_int(int(value)) if value and value.isdigit() else None
+
+
+def cudnn_from_int(value: str | None) -> str | None:
+    """cuDNN's integer version: 8401 -> '8.4.1' (before 9: major*1000), 90100 -> '9.1.0'."""
+    if not value or not value.isdigit():
+        return None
+    n = int(value)
+    major, rest = (n // 10000, n % 10000) if n >= 90000 else (n // 1000, n % 1000)
+    return f"{major}.{rest // 100}.{rest % 100}"
+
+
+def from_cupy_config(text: str) -> Snapshot:
+    runtime = _record(text, "CUDA Runtime Version") or ""
+    local = re.search(r"(\d+) \(locally installed\)", runtime)
+    linked = re.match(r"(\d+)", runtime)
+    stated = {
+        "framework_version": f"cupy {_record(text, 'CuPy Version')}",
+        "framework_cuda": _cuda(_record(text, "CUDA Build Version")) or "",
+        "system_cuda": _cuda(local.group(1) if local else linked.group(1) if linked else None) or "",
+        "cudnn": cudnn_from_int(_record(text, "cuDNN Version")) or "",
+        "os": _record(text, "OS") or "",
+        "python": _record(text, "Python Version") or "",
+    }
+    driver_cuda = _cuda(_record(text, "CUDA Driver Version"))
+    if driver_cuda:
+        stated["driver"] = f"CUDA Version {driver_cuda}"
+    names = re.findall(r"^Device \d+ Name\s+:\s*(.+?)\s*$", text, re.M)
+    ccs = set(re.findall(r"^Device \d+ Compute Capability\s+:\s*(\d+)\s*$", text, re.M))
+    stated["gpu"] = ", ".join(names)
+    if len(ccs) == 1:
+        cc = ccs.pop()
+        stated["compute_capability"] = f"{cc[:-1]}.{cc[-1]}"
+    return from_stated({k: v for k, v in stated.items() if v}, framework_hint="cupy")
+
+
+# ---------------------------------------------------------------- jax.print_environment_info()
+def looks_like_jax_info(head: str) -> bool:
+    return bool(re.search(r"^jax:\s+\d", head, re.M) and re.search(r"^jaxlib:\s+\d", head, re.M))
+
+
+def from_jax_info(text: str) -> Snapshot:
+    jaxlib = re.search(r"^jaxlib:\s+(\S+)", text, re.M)
+    devices = re.search(r"^jax\.devices \((\d+) total.*?\): \[(.*)\]", text, re.M)
+    on_gpu = bool(devices and re.search(r"cuda|gpu", devices.group(2), re.I))
+    python = re.search(r"^python:\s+(\S+)", text, re.M)
+    system = re.search(r"system='(\w+)'.*?release='([^']*)'", text)
+    stated = {
+        "framework_version": f"jax {jaxlib.group(1)} " + ("[cuda]" if on_gpu else "cpu") if jaxlib else "",
+        "python": python.group(1) if python else "",
+        "os": f"{system.group(1)} {system.group(2)}" if system else "",
+    }
+    snap = from_stated({k: v for k, v in stated.items() if v}, framework_hint="jax")
+    smi_table_facts(text, snap, "jax.print_environment_info: nvidia-smi")
+    return snap

@@ -1,0 +1,87 @@
+"""The plain nvidia-smi table, cupy.show_config() and jax.print_environment_info() as people paste
+them into issues (tests/fixtures/reports, each from a public thread named in SOURCES.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cudoctor.importers import load_report
+from cudoctor.pasted import cudnn_from_int
+from tests.conftest import ROOT, cudoctor, run_check
+
+REPORTS = Path(ROOT) / "tests" / "fixtures" / "reports"
+
+
+def facts(name: str) -> dict[str, Any]:
+    snap = load_report(str(REPORTS / name))
+    return {f.key: f.value for f in snap if f.known}
+
+
+def test_cupy_show_config_gives_build_runtime_driver_cudnn_and_gpus() -> None:
+    old = facts("cupy_show_config_6_cuda10.txt")
+    assert old["framework.cupy"]["version"] == "6.4.0" and old["framework.cupy"]["cuda"] == "10.0"
+    assert (old["driver.cuda_version"], old["cudnn.versions"]) == ("10.1", ["7.6.3"])
+    rtx = facts("cupy_show_config_8_rtx2080ti.txt")
+    assert rtx["gpu.devices"][0]["name"] == "GeForce RTX 2080 Ti" and rtx["gpu.devices"][0]["cc"] == "7.5"
+    assert rtx["driver.cuda_version"] == "11.0" and rtx["report.format"] == "cupy-show-config"
+    local = facts("cupy_show_config_14_cuda12_local.txt")
+    assert local["framework.cupy"]["cuda"] == "12.9"  # the CUDA it was built with
+    assert [t["version"] for t in local["cuda.toolkits"]] == ["12.0"]  # the locally installed runtime
+    assert local["host.os"]["system"] == "Linux" and "driver.version" not in local
+
+
+def test_jax_environment_info_with_and_without_the_nvidia_smi_table() -> None:
+    t4 = facts("jax_print_environment_info_t4.txt")
+    assert (t4["framework.jax"]["version"], t4["framework.jax"]["build"]) == ("0.3.15", "cuda")
+    assert (t4["driver.version"], t4["driver.cuda_version"]) == ("460.32.03", "11.2")
+    assert [(g["name"], g["cc"]) for g in t4["gpu.devices"]] == [("Tesla T4", "7.5")]
+    a10g = facts("jax_print_environment_info_8xa10g.txt")  # cut inside the first GPU row
+    assert a10g["gpu.devices"][0]["name"] == "NVIDIA A10G" and a10g["driver.version"] == "550.127.05"
+    cpu = facts("jax_print_environment_info_cpu.txt")
+    assert cpu["framework.jax"]["build"] == "cpu" and "driver.version" not in cpu
+
+
+def test_plain_nvidia_smi_tables_even_cut_mid_row() -> None:
+    linux = facts("nvidia_smi_table_rtx3080.txt")
+    gpu = linux["gpu.devices"][0]
+    assert (gpu["name"], gpu["memory_used_mib"], gpu["memory_total_mib"]) == (
+        "NVIDIA GeForce RTX 3080",
+        9849,
+        10240,
+    )
+    assert gpu["processes"] is None  # the paste ends before the process list: unknown, not empty
+    windows = facts("nvidia_smi_table_windows_m40.txt")
+    assert [g["name"] for g in windows["gpu.devices"]] == ["Tesla M40 24GB"]
+    assert (windows["driver.version"], windows["driver.cuda_version"]) == ("537.13", "12.2")
+
+
+def test_a_pasted_table_without_its_process_list_does_not_blame_invisible_processes() -> None:
+    snap = load_report(str(REPORTS / "nvidia_smi_table_rtx3080.txt"))
+    [held] = run_check("gpu-memory-held", snap).findings
+    assert "processes the report does not list" in held.title and "container" not in held.title
+
+
+def test_the_check_summary_of_pasted_reports() -> None:
+    out = cudoctor(["check", "--snapshot", str(REPORTS / "jax_print_environment_info_t4.txt"), "--no-live"])
+    assert "JAX 0.3.15 (CUDA build)" in out.stdout and "CUDA None" not in out.stdout
+    out = cudoctor(
+        ["check", "--snapshot", str(REPORTS / "cupy_show_config_14_cuda12_local.txt"), "--no-live"]
+    )
+    assert "driver unknown, CUDA 13.0" in out.stdout
+    doc = json.loads(
+        cudoctor(
+            ["check", "--snapshot", str(REPORTS / "nvidia_smi_table_rtx3080.txt"), "--format", "json"]
+        ).stdout
+    )
+    assert doc["snapshot"]["facts"]["report.format"]["value"] == "nvidia-smi-table"
+
+
+@pytest.mark.parametrize(
+    ("value", "version"), [("8401", "8.4.1"), ("7603", "7.6.3"), ("90100", "9.1.0"), ("None", None)]
+)
+def test_cudnn_integer_versions(value: str, version: str | None) -> None:
+    assert cudnn_from_int(value) == version
