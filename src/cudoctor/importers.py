@@ -59,10 +59,10 @@ def detect(text: str) -> str:
         return "cupy-show-config"
     if pasted.looks_like_jax_info(head):
         return "jax-environment-info"
-    if pasted.looks_like_smi_table(head):
-        return "nvidia-smi-table"
     if re.search(r"^(Collecting environment information|PyTorch version:)", head, re.M):
         return "collect_env"
+    if pasted.looks_like_smi_table(head):
+        return "nvidia-smi-table"
     if re.search(r"^# packages in environment at", head, re.M) or len(CONDA_ROW.findall(head)) >= 2:
         return "conda-list"
     if re.search(r"^Package\s+Version\b", head, re.M) or re.search(r"^[A-Za-z0-9_.-]+==\S+\s*$", head, re.M):
@@ -160,29 +160,6 @@ def _retag(snap: Snapshot, fmt: str) -> Snapshot:
 
 
 # ---------------------------------------------------------------- nvidia-smi
-def _mib(value: str | None) -> int | None:
-    m = re.match(r"\s*(\d+)\s*MiB", value or "")
-    return int(m.group(1)) if m else None
-
-
-def gpu_record(
-    index: int, name: str | None, uuid: str | None, total: str | None, used: str | None, free: str | None
-) -> dict[str, Any]:
-    from cudoctor import knowledge
-
-    hit = knowledge.gpu_cc(name or "")
-    return {
-        "index": index,
-        "name": name,
-        "uuid": uuid,
-        "cc": hit[0] if hit else None,
-        "memory_total_mib": _mib(total),
-        "memory_used_mib": _mib(used),
-        "memory_free_mib": _mib(free),
-        "processes": [],
-    }
-
-
 def from_nvsmi_text(text: str) -> Snapshot:
     snap = Snapshot(origin="report:nvidia-smi")
     driver = re.search(r"^Driver Version\s*:\s*(\S+)", text, re.M)
@@ -202,7 +179,7 @@ def from_nvsmi_text(text: str) -> Snapshot:
             m = re.search(rf"^\s*{re.escape(label)}\s*:\s*(.+?)\s*$", scope, re.M)
             return m.group(1) if m else None
 
-        rec = gpu_record(
+        rec = pasted.gpu_record(
             i,
             get("Product Name"),
             get("GPU UUID"),
@@ -234,7 +211,7 @@ def _text_processes(block: str) -> list[dict[str, Any]]:
             out.append(
                 {
                     "pid": int(pid),
-                    "used_mib": _mib(fields.get("Used GPU Memory")),
+                    "used_mib": pasted.mib(fields.get("Used GPU Memory")),
                     "name": fields.get("Name"),
                     "type": fields.get("Type"),
                 }
@@ -256,7 +233,7 @@ def from_nvsmi_xml(text: str) -> Snapshot:
             snap.add(known(key, value.strip(), "nvidia-smi -q -x"))
     gpus = []
     for i, g in enumerate(root.findall("gpu")):
-        rec = gpu_record(
+        rec = pasted.gpu_record(
             i,
             g.findtext("product_name"),
             g.findtext("uuid"),
@@ -267,7 +244,7 @@ def from_nvsmi_xml(text: str) -> Snapshot:
         rec["processes"] = [
             {
                 "pid": int(p.findtext("pid") or 0),
-                "used_mib": _mib(p.findtext("used_memory")),
+                "used_mib": pasted.mib(p.findtext("used_memory")),
                 "name": (p.findtext("process_name") or "").strip() or None,
                 "type": (p.findtext("type") or "").strip() or None,
             }

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from cudoctor import versions
+from cudoctor import knowledge, versions
 from cudoctor.facts.stated import from_stated
 from cudoctor.model import Snapshot, known
 
@@ -19,22 +19,41 @@ SMI_GPU_ROW = re.compile(r"^\|\s+(\d+)\s+(\S+(?: \S+)*)(?:\s{2,}.*)?$")
 SMI_MEMORY = re.compile(r"(\d+)MiB\s*/\s*(\d+)MiB")
 
 
+def mib(value: str | None) -> int | None:
+    m = re.match(r"\s*(\d+)\s*MiB", value or "")
+    return int(m.group(1)) if m else None
+
+
+def gpu_record(
+    index: int, name: str | None, uuid: str | None, total: str | None, used: str | None, free: str | None
+) -> dict[str, Any]:
+    hit = knowledge.gpu_cc(name or "")
+    return {
+        "index": index,
+        "name": name,
+        "uuid": uuid,
+        "cc": hit[0] if hit else None,
+        "memory_total_mib": mib(total),
+        "memory_used_mib": mib(used),
+        "memory_free_mib": mib(free),
+        "processes": [],
+    }
+
+
 def looks_like_smi_table(head: str) -> bool:
     return bool(SMI_HEADER.search(head))
 
 
 def _smi_gpus(text: str) -> list[dict[str, Any]]:
     """GPU rows of the table, each with the memory of the row under it when the paste has it."""
-    from cudoctor.importers import gpu_record
-
     lines = text.split("\n")
     start = next((i for i, line in enumerate(lines) if line.startswith("|====")), None)
     gpus: list[dict[str, Any]] = []
     for i, line in enumerate(lines[start + 1 :] if start is not None else [], (start or 0) + 1):
-        if re.match(r"^\|\s*Processes:", line):
+        if re.match(r"^\|\s*(?:Processes|MIG devices):", line):
             break
         row = SMI_GPU_ROW.match(line)
-        if row is None or row.group(2).startswith(("N/A", "|")) or "%" in row.group(2):
+        if row is None or not re.search(r"[A-Za-z]", row.group(2)):
             continue
         memory = SMI_MEMORY.search(lines[i + 1]) if i + 1 < len(lines) else None
         used, total = (f"{memory.group(1)} MiB", f"{memory.group(2)} MiB") if memory else (None, None)
@@ -127,7 +146,7 @@ def from_jax_info(text: str) -> Snapshot:
     python = re.search(r"^python:\s+(\S+)", text, re.M)
     system = re.search(r"system='(\w+)'.*?release='([^']*)'", text)
     stated = {
-        "framework_version": f"jax {jaxlib.group(1)} " + ("[cuda]" if on_gpu else "cpu") if jaxlib else "",
+        "framework_version": (f"jax {jaxlib.group(1)} " + ("[cuda]" if on_gpu else "cpu")) if jaxlib else "",
         "python": python.group(1) if python else "",
         "os": f"{system.group(1)} {system.group(2)}" if system else "",
     }
