@@ -3,7 +3,6 @@ and CUDA versions the facts name."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from cudoctor import knowledge, versions
@@ -93,12 +92,11 @@ def new_gpu_rule(ranked: dict[str, RankedCause], newest: str, gpus: list[dict[st
 def dropped_arch_rule(ranked: dict[str, RankedCause], sm: str, gpus: list[dict[str, Any]]) -> None:
     """The build asks for an architecture that newer CUDA toolkits dropped, and the facts name a GPU
     of exactly that architecture: the GPU is too old for this CUDA, not a stale arch list."""
-    digits = re.sub(r"\D", "", sm)
-    cc = f"{digits[:-1]}.{digits[-1]}" if len(digits) >= 2 else ""
-    span = knowledge.cuda_span_for_cc(cc)
+    want = versions.cc_tuple(sm)
+    span = knowledge.cuda_span_for_cc(versions.cc_str(want)) if want else None
     if span is None or span[1] == knowledge.newest_toolkit():
         return
-    own = [g for g in gpus if g.get("cc_t") == versions.cc_tuple(cc)]
+    own = [g for g in gpus if g.get("cc_t") == want]
     if own:
         bump(
             ranked,
