@@ -1280,3 +1280,10 @@ def test_tensorflow_unexpected_event_status_defers_to_the_cuda_error_above_it() 
     )
     exp = explain_text(log, {})
     assert exp.root is not None and exp.root.line == 1
+
+
+def test_no_cuda_gpus_points_at_a_script_that_sets_cuda_visible_devices_itself() -> None:
+    """Grace9994/CoMoSVC#6: train.py set CUDA_VISIBLE_DEVICES='1' on a machine with one GPU."""
+    exp = explain_text("RuntimeError: No CUDA GPUs are available\n", {})
+    assert top(exp)[0] == "no-gpu-visible"
+    assert any("grep -rn CUDA_VISIBLE_DEVICES" in f for f in rank.cause_json(exp.causes, 0)["fix"])
