@@ -1287,3 +1287,15 @@ def test_no_cuda_gpus_points_at_a_script_that_sets_cuda_visible_devices_itself()
     exp = explain_text("RuntimeError: No CUDA GPUs are available\n", {})
     assert top(exp)[0] == "no-gpu-visible"
     assert any("grep -rn CUDA_VISIBLE_DEVICES" in f for f in rank.cause_json(exp.causes, 0)["fix"])
+
+
+def test_round_31_nccl_infiniband_verbs_failures_check_the_fabric_then_the_plugin() -> None:
+    exp = explain_text(
+        "misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed with error Invalid argument\n", {}
+    )
+    assert exp.root is not None and exp.root.sig.id == "multi-gpu-comm/nccl-ib-verbs-failed"
+    assert top(exp)[:2] == ["multi-gpu-comm", "library-bug"]
+    fixes = rank.cause_json(exp.causes, 0)["fix"]
+    assert "ibv_modify_qp (Invalid argument)" in fixes[0] and "NCCL_IBEXT_DISABLE=1" in fixes[1]
+    assert not any("NCCL_P2P_DISABLE" in f for f in fixes)  # peer-to-peer is not the RDMA path
+    assert "2.5.6-2" in rank.cause_json(exp.causes, 1)["fix"][0]
