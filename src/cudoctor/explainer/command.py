@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from cudoctor.explainer import benign, rank, scan
+from cudoctor.explainer import benign, logfacts, rank, scan
 from cudoctor.inputs import InputError, build_snapshot
 from cudoctor.model import Snapshot
 
@@ -110,6 +110,7 @@ def to_json(exp: rank.Explanation, framework: str | None = None) -> dict[str, An
             "bytes": exp.scan.bytes,
             "engine": exp.scan.engine,
             "matches_by_signature": dict(exp.scan.counts),
+            "facts_from_log": {k: {"line": n, "value": v} for k, (n, v) in exp.scan.facts.items()},
         },
     }
 
@@ -237,6 +238,7 @@ def run_explain(args: argparse.Namespace) -> int:
     result = run_scan(args.log)
     hint = guess_framework(result)
     snap: Snapshot = build_snapshot(args.facts, args.snapshot, live=not args.no_live, framework_hint=hint)
+    snap = logfacts.fill(snap, result.facts, hint)
     exp = rank.explain(result, snap, other=_other_text(args.facts))
     doc = to_json(exp, hint)
     if args.format == "json":

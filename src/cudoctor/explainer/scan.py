@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import IO, cast
 
 from cudoctor import textfiles
-from cudoctor.explainer import benign, signatures
+from cudoctor.explainer import benign, logfacts, signatures
 from cudoctor.explainer.benign import BenignHit
 from cudoctor.explainer.signatures import Signature
 
@@ -66,6 +66,7 @@ class ScanResult:
     # known harmless lines, by kind: those an error anchor led to, and those in the tail
     benign: dict[str, BenignHit] = dataclasses.field(default_factory=dict)
     harmless_tail: set[int] = dataclasses.field(default_factory=set)  # tail lines that are harmless
+    facts: dict[str, tuple[int, str]] = dataclasses.field(default_factory=dict)  # stated by the log
     vetoed: collections.deque[int] = dataclasses.field(
         default_factory=lambda: collections.deque(maxlen=TAIL_LINES)
     )  # the last lines a signature would have matched, had they not been harmless
@@ -135,7 +136,7 @@ class _Prefilter:
     """Finds byte offsets of anchor hits in a chunk."""
 
     def __init__(self, engine: str = "auto") -> None:
-        self.anchors = sorted(signatures.anchor_index())
+        self.anchors = sorted(set(signatures.anchor_index()) | set(logfacts.anchor_index()))
         self.encoded = [a.encode() for a in self.anchors]
         self.db = None
         self.engine = "python"
@@ -283,6 +284,7 @@ def _match_lines(
 
 def _match_one(line_no: int, raw: str, result: ScanResult) -> None:
     text, body, rank = normalise(raw)
+    logfacts.record(body, body.lower(), line_no, result.facts)
     harmless = benign.match(text)
     if harmless is not None:  # never a root error, even where a signature would match
         benign.record(result.benign, harmless, line_no, text)

@@ -1,0 +1,66 @@
+"""Facts a log states about its own machine (knowledge/log_facts.toml), read while scanning and used
+where the snapshot knows nothing better. The lines are real (see each row's source); a test log
+puts a device line from one thread above an error line from another."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from cudoctor.explainer import logfacts, scan
+from tests.conftest import cudoctor
+
+XLA_1070TI = (
+    "2021-11-06 17:02:08.904480: I tensorflow/compiler/xla/service/service.cc:176]   StreamExecutor device "
+    "(0): NVIDIA GeForce GTX 1070 Ti, Compute Capability 6.1\n"
+)
+SM61 = "ptxas fatal   : Value 'sm_61' is not defined for option 'gpu-name'\n"
+
+
+def test_every_row_matches_its_examples_and_names_stated_keys() -> None:
+    assert logfacts.validate() == []
+    assert {r.id for r in logfacts.load()} >= {
+        "tensorflow-device",
+        "xla-streamexecutor-device",
+        "nvidia-smi-header",
+    }
+
+
+def test_the_scanner_records_the_first_line_that_states_each_fact() -> None:
+    tf = (
+        "I tensorflow/core/common_runtime/gpu/gpu_device.cc:1525] Created device /job:localhost/replica:0/task:0/"
+        "device:GPU:0 with 5468 MB memory:  -> device: 0, name: NVIDIA GeForce RTX 3070, pci bus id: 0000:01:00.0, "
+        "compute capability: 8.6\n"
+    )
+    result = scan.scan(io.BytesIO((tf + XLA_1070TI).encode()))
+    assert result.facts == {"gpu": (1, "NVIDIA GeForce RTX 3070"), "compute_capability": (1, "8.6")}
+    assert scan.scan(io.BytesIO(b"epoch 1 loss 0.3\n")).facts == {}
+
+
+def test_a_gpu_named_in_the_log_drives_the_rules_that_need_it(tmp_path: Path) -> None:
+    log = tmp_path / "run.log"
+    log.write_text(XLA_1070TI + SM61)
+    doc = json.loads(cudoctor(["explain", str(log), "--no-live", "--format", "json"]).stdout)
+    assert doc["stats"]["facts_from_log"]["gpu"] == {"line": 1, "value": "NVIDIA GeForce GTX 1070 Ti"}
+    top = doc["causes"][0]
+    assert top["id"] == "arch-unsupported" and any(
+        "GTX 1070 Ti" in e and "12.9" in e for e in top["evidence"]
+    )
+    # without the device line the same error reads as a second, older toolkit
+    log.write_text(SM61)
+    doc = json.loads(cudoctor(["explain", str(log), "--no-live", "--format", "json"]).stdout)
+    assert doc["causes"][0]["id"] == "multiple-toolkits" and doc["stats"]["facts_from_log"] == {}
+
+
+def test_a_fact_the_snapshot_knows_wins_over_the_log(tmp_path: Path) -> None:
+    log = tmp_path / "run.log"
+    log.write_text(XLA_1070TI + SM61)
+    facts = tmp_path / "facts.json"
+    facts.write_text(json.dumps({"gpu": "NVIDIA GeForce RTX 3090"}))
+    doc = json.loads(
+        cudoctor(["explain", str(log), "--facts", str(facts), "--no-live", "--format", "json"]).stdout
+    )
+    assert (
+        doc["causes"][0]["id"] == "multiple-toolkits"
+    )  # the stated 3090 is not the sm_61 the build asks for
