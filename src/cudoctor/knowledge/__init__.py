@@ -210,6 +210,7 @@ def validate() -> list[str]:
         ("cuinit", "code"),
         ("jit_caches", "cache"),
         ("driver_libs", "library"),
+        ("log_facts", "fact"),
     ):
         for i, row in enumerate(table(name)[key]):
             if not row.get("source"):
