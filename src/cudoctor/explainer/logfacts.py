@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from cudoctor import knowledge
+from cudoctor.explainer import signatures
 from cudoctor.facts.stated import KEYS, from_stated
 from cudoctor.model import Snapshot, known
 
@@ -46,11 +47,7 @@ def load() -> tuple[LogFact, ...]:
 
 @functools.lru_cache(maxsize=1)
 def anchor_index() -> dict[str, tuple[LogFact, ...]]:
-    index: dict[str, list[LogFact]] = {}
-    for row in load():
-        for anchor in row.anchors:
-            index.setdefault(anchor, []).append(row)
-    return {a: tuple(rows) for a, rows in index.items()}
+    return signatures.by_anchor(load())
 
 
 def record(body: str, low: str, line_no: int, found: dict[str, tuple[int, str]]) -> None:

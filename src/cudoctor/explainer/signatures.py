@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+from collections.abc import Iterable
+from typing import Protocol, TypeVar
 
 from cudoctor import knowledge, versions
 
@@ -91,14 +93,27 @@ def _confirmed_by_problems(sig: Signature) -> list[str]:
     ]
 
 
+class Anchored(Protocol):
+    @property
+    def anchors(self) -> tuple[str, ...]: ...
+
+
+A = TypeVar("A", bound=Anchored)
+
+
+def by_anchor(rows: Iterable[A]) -> dict[str, tuple[A, ...]]:
+    """Anchor -> the rows (signatures, log facts) that declared it."""
+    index: dict[str, list[A]] = {}
+    for row in rows:
+        for anchor in row.anchors:
+            index.setdefault(anchor, []).append(row)
+    return {a: tuple(r) for a, r in index.items()}
+
+
 @functools.lru_cache(maxsize=1)
 def anchor_index() -> dict[str, tuple[Signature, ...]]:
     """Anchor -> the signatures that declared it."""
-    index: dict[str, list[Signature]] = {}
-    for sig in load():
-        for anchor in sig.anchors:
-            index.setdefault(anchor, []).append(sig)
-    return {a: tuple(s) for a, s in index.items()}
+    return by_anchor(load())
 
 
 def validate() -> list[str]:
