@@ -64,3 +64,10 @@ def test_a_fact_the_snapshot_knows_wins_over_the_log(tmp_path: Path) -> None:
     assert (
         doc["causes"][0]["id"] == "multiple-toolkits"
     )  # the stated 3090 is not the sm_61 the build asks for
+
+
+def test_torchs_capability_warning_names_the_gpu_it_warns_about() -> None:
+    line = "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.\n"
+    result = scan.scan(io.BytesIO(("UserWarning: \n" + line).encode()))
+    assert result.facts == {"gpu": (2, "NVIDIA GeForce RTX 5090"), "compute_capability": (2, "sm_120")}
+    assert [m.sig.id for m in result.matches] == ["arch-unsupported/torch-capability-not-compatible"]
