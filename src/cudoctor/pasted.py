@@ -129,8 +129,7 @@ def from_cupy_config(text: str) -> Snapshot:
     ccs = set(re.findall(r"^Device \d+ Compute Capability\s+:\s*(\d+)\s*$", text, re.M))
     stated["gpu"] = ", ".join(names)
     if len(ccs) == 1:
-        cc = ccs.pop()
-        stated["compute_capability"] = f"{cc[:-1]}.{cc[-1]}"
+        stated["compute_capability"] = ccs.pop()  # '75': from_stated reads it with versions.cc_tuple
     return from_stated({k: v for k, v in stated.items() if v}, framework_hint="cupy")
 
 

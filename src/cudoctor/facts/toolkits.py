@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from cudoctor import runner
+from cudoctor import runner, versions
 
 RELEASE_RE = re.compile(r"release (\d+\.\d+), V(\d+\.\d+\.\d+)")
 
@@ -80,8 +80,7 @@ def version_from_files(root: str) -> tuple[str | None, str]:
         with open(cuda_h, encoding="utf-8", errors="replace") as fh:
             m = re.search(r"#define\s+CUDA_VERSION\s+(\d+)", fh.read())
         if m:
-            v = int(m.group(1))
-            return f"{v // 1000}.{(v % 1000) // 10}", f"file:{cuda_h}"
+            return versions.cuda_from_int(int(m.group(1))), f"file:{cuda_h}"
     return None, ""
 
 
