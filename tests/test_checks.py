@@ -323,6 +323,21 @@ def test_ptxas_missing() -> None:
     assert outcome("ptxas-missing", stated({}, framework__jax=JAX_CUDA12))[0] == "unknown"
 
 
+def test_an_older_ptxas_step_names_only_a_compiler_wheel_that_exists() -> None:
+    """NVIDIA's nvcc wheels start at CUDA 11.7 (knowledge/cuda_wheels.toml): a CUDA 9.0 driver gets a
+    toolkit, a CUDA 11.4 one too, a CUDA 12.2 one the wheel of exactly that minor."""
+
+    def step(driver: str, toolkit: str) -> str:
+        snap = stated({"driver": driver, "system_cuda": toolkit})
+        return run_check("toolkit-newer-than-driver", snap).findings[0].fix[0]
+
+    assert "pip install" not in step("384.130", "11.8") and "CUDA 9.0 toolkit's bin" in step(
+        "384.130", "11.8"
+    )
+    assert "pip install" not in step("470.82.01 (CUDA 11.4)", "11.7")
+    assert "pip install 'nvidia-cuda-nvcc-cu12==12.2.*'" in step("535.54.03 (CUDA 12.2)", "12.8")
+
+
 def test_ptxas_version_mismatch() -> None:
     tools = {
         "ptxas": {
@@ -345,6 +360,13 @@ def test_ptxas_version_mismatch() -> None:
         cuda__path_tools=tools,
     )
     assert outcome("ptxas-version-mismatch", newer)[1] == ["ptxas-newer-than-driver"]
+    on_122 = stated(
+        {"driver": "535.54.03 (CUDA 12.2)"},
+        framework__jax=JAX_CUDA12,
+        cuda__toolkits=[_toolkit("12.8", ptxas_version={"version": "12.8.93"})],
+        cuda__path_tools=tools,
+    )
+    assert "'nvidia-cuda-nvcc-cu12==12.2.*'" in run_check("ptxas-version-mismatch", on_122).findings[0].fix[0]
     ok = stated(
         {"driver": "550.54.15 (CUDA 12.4)"},
         framework__jax=JAX_CUDA12,

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from cudoctor.explainer import logfacts, scan
+from cudoctor.facts.stated import from_stated
 from tests.conftest import cudoctor
 
 XLA_1070TI = (
@@ -71,3 +72,42 @@ def test_torchs_capability_warning_names_the_gpu_it_warns_about() -> None:
     result = scan.scan(io.BytesIO(("UserWarning: \n" + line).encode()))
     assert result.facts == {"gpu": (2, "NVIDIA GeForce RTX 5090"), "compute_capability": (2, "sm_120")}
     assert [m.sig.id for m in result.matches] == ["arch-unsupported/torch-capability-not-compatible"]
+
+
+def test_the_driver_cudnn_and_compiler_a_tensorflow_log_reports_drive_the_checks(tmp_path: Path) -> None:
+    """TF's diagnostics name the kernel driver (not the libcuda line above it, which can differ),
+    'Loaded cuDNN version 8005' is cuDNN 8.0.5, nvcc's release is a system toolkit; together with the
+    error they name the driver floor of that toolkit."""
+    log = tmp_path / "tf.log"
+    log.write_text(
+        "2023-11-15 00:16:57.452351: I tensorflow/compiler/xla/stream_executor/cuda/cuda_diagnostics.cc:199] "
+        "libcuda reported version is: 470.223.2\n"
+        "2018-08-13 11:01:51.739308: I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:192] kernel reported "
+        "version is: 384.130.0\n"
+        "2022-09-20 23:42:32.874717: I tensorflow/stream_executor/cuda/cuda_dnn.cc:369] Loaded cuDNN version 8005\n"
+        "Cuda compilation tools, release 11.8, V11.8.89\n"
+        "RuntimeError: CUDA driver version is insufficient for CUDA runtime version\n"
+    )
+    doc = json.loads(cudoctor(["explain", str(log), "--no-live", "--format", "json"]).stdout)
+    assert {k: v["value"] for k, v in doc["stats"]["facts_from_log"].items()} == {
+        "driver": "384.130.0",
+        "cudnn": "8005",
+        "system_cuda": "11.8",
+    }
+    top = doc["causes"][0]
+    assert top["id"] == "driver-too-old"
+    assert any("needs driver >= 450.80.02, but the driver is 384.130.0" in e for e in top["evidence"])
+
+
+def test_a_rocm_build_s_unimplemented_kernel_version_is_no_driver() -> None:
+    line = (
+        "I external/local_xla/xla/stream_executor/rocm/rocm_diagnostics.cc:145] kernel reported version is: "
+        "UNIMPLEMENTED: kernel reported driver version not implemented\n"
+    )
+    assert scan.scan(io.BytesIO(line.encode())).facts == {}
+
+
+def test_cudnn_s_integer_version_is_read_as_its_release() -> None:
+    assert from_stated({"cudnn": "8005"}).value("cudnn.versions") == ["8.0.5"]
+    assert from_stated({"cudnn": "90300"}).value("cudnn.versions") == ["9.3.0"]
+    assert from_stated({"cudnn": "8.9.2 and 7"}).value("cudnn.versions") == ["8.9.2", "7"]

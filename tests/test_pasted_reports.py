@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from cudoctor.importers import load_report
-from cudoctor.pasted import cudnn_from_int
+from cudoctor.versions import cudnn_from_int
 from tests.conftest import ROOT, cudoctor, run_check
 
 REPORTS = Path(ROOT) / "tests" / "fixtures" / "reports"

@@ -101,15 +101,6 @@ def _cuda(value: str | None) -> str | None:
     return versions.cuda_from_int(int(value)) if value and value.isdigit() else None
 
 
-def cudnn_from_int(value: str | None) -> str | None:
-    """cuDNN's integer version: 8401 -> '8.4.1' (before 9: major*1000), 90100 -> '9.1.0'."""
-    if not value or not value.isdigit():
-        return None
-    n = int(value)
-    major, rest = (n // 10000, n % 10000) if n >= 90000 else (n // 1000, n % 1000)
-    return f"{major}.{rest // 100}.{rest % 100}"
-
-
 def from_cupy_config(text: str) -> Snapshot:
     runtime = _record(text, "CUDA Runtime Version") or ""
     local = re.search(r"(\d+) \(locally installed\)", runtime)
@@ -118,7 +109,7 @@ def from_cupy_config(text: str) -> Snapshot:
         "framework_version": f"cupy {_record(text, 'CuPy Version')}",
         "framework_cuda": _cuda(_record(text, "CUDA Build Version")) or "",
         "system_cuda": _cuda(local.group(1) if local else linked.group(1) if linked else None) or "",
-        "cudnn": cudnn_from_int(_record(text, "cuDNN Version")) or "",
+        "cudnn": versions.cudnn_from_int(_record(text, "cuDNN Version")) or "",
         "os": _record(text, "OS") or "",
         "python": _record(text, "Python Version") or "",
     }

@@ -54,6 +54,15 @@ def cuda_from_int(value: int) -> str:
     return f"{value // 1000}.{(value % 1000) // 10}"
 
 
+def cudnn_from_int(value: str | None) -> str | None:
+    """cuDNN's integer version: 8401 -> '8.4.1' (before 9: major*1000), 90100 -> '9.1.0'."""
+    if not value or not value.isdigit():
+        return None
+    n = int(value)
+    major, rest = (n // 10000, n % 10000) if n >= 90000 else (n // 1000, n % 1000)
+    return f"{major}.{rest // 100}.{rest % 100}"
+
+
 def cuda_from_variant(tag: str) -> str | None:
     """'cu124' -> '12.4', 'cu118' -> '11.8', 'cu90' -> '9.0', 'cu130' -> '13.0'."""
     m = re.fullmatch(r"cu(\d{2,3})", tag.strip().lower())

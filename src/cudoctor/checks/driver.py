@@ -7,6 +7,7 @@ from typing import Any
 
 from cudoctor import knowledge, versions
 from cudoctor.checks import FRAMEWORK_FACTS, check, finding, view
+from cudoctor.checks.toolchain import older_ptxas_step
 from cudoctor.model import Finding, Severity, Snapshot
 
 LAYER = "GPU & driver"
@@ -280,9 +281,7 @@ def _ptx_newer_than_driver(snap: Snapshot) -> list[Finding]:
                     f"toolkit {tk.get('root')}: CUDA {tk.get('version')}",
                     f"driver.cuda_version = {versions.fmt(driver_cuda)}",
                 ],
-                fix=[
-                    f"Use a ptxas no newer than CUDA {versions.fmt(driver_cuda)} (e.g. pip install 'nvidia-cuda-nvcc-cu{driver_cuda[0]}=={driver_cuda[0]}.{driver_cuda[1]}.*') or upgrade the driver"
-                ],
+                fix=[older_ptxas_step(versions.fmt(driver_cuda))],
                 also=["driver-too-old"],
             )
         )

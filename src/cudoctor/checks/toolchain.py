@@ -13,6 +13,18 @@ LAYER = "CUDA toolkits & libraries"
 XLA_FRAMEWORKS = ("tensorflow", "jax")
 
 
+def compiler_step(cuda_major: int) -> str:
+    """The step that installs a CUDA compiler of this major: NVIDIA's wheel where one exists."""
+    wheel = knowledge.nvcc_wheel(str(cuda_major))
+    return f"pip install {wheel}" if wheel else f"install a CUDA {cuda_major}.x toolkit"
+
+
+def older_ptxas_step(driver_cuda: str) -> str:
+    wheel = knowledge.nvcc_wheel(driver_cuda)
+    where = f"pip install {wheel}" if wheel else f"a CUDA {driver_cuda} toolkit's bin first on PATH"
+    return f"Upgrade the NVIDIA driver, or use a ptxas no newer than CUDA {driver_cuda} ({where})"
+
+
 def _xla_builds(snap: Snapshot) -> list[tuple[str, dict[str, Any]]]:
     return [(n, i) for n, i in view.cuda_frameworks(snap) if n in XLA_FRAMEWORKS]
 
@@ -65,7 +77,7 @@ def ptxas_missing(snap: Snapshot) -> list[Finding]:
                 "cuda.toolkits: no bin/ptxas",
                 "no nvidia-cuda-nvcc wheel",
             ],
-            fix=[f"pip install nvidia-cuda-nvcc-cu{major}" if major < 13 else "pip install nvidia-cuda-nvcc"],
+            fix=[compiler_step(major)],
         )
     ]
 
@@ -90,9 +102,7 @@ def ptxas_version_mismatch(snap: Snapshot) -> list[Finding]:
                     LAYER,
                     evidence=[f"cuda.path_tools.ptxas = {path}", f"ptxas version {versions.fmt(pv)}"],
                     fix=[
-                        f"pip install nvidia-cuda-nvcc-cu{want[0]}"
-                        if want[0] < 13
-                        else "pip install nvidia-cuda-nvcc",
+                        compiler_step(want[0]),
                         "Or put a newer toolkit's bin first: export PATH=/usr/local/cuda/bin:$PATH",
                     ],
                 )
@@ -107,9 +117,7 @@ def ptxas_version_mismatch(snap: Snapshot) -> list[Finding]:
                 f"ptxas {versions.fmt(pv)} ({path}) is newer than the CUDA {versions.fmt(driver_cuda)} the driver supports: XLA disables parallel compilation and PTX it emits may not load",
                 LAYER,
                 evidence=[f"ptxas {versions.fmt(pv)}", f"driver.cuda_version = {versions.fmt(driver_cuda)}"],
-                fix=[
-                    "Upgrade the NVIDIA driver, or use a ptxas no newer than the driver's CUDA (e.g. pip install 'nvidia-cuda-nvcc-cu12==12.4.*')"
-                ],
+                fix=[older_ptxas_step(versions.fmt(driver_cuda))],
             )
         )
     return out
@@ -196,10 +204,13 @@ def _extension_fixes(snap: Snapshot, tv: tuple[int, ...], bv: tuple[int, ...]) -
         for tk in snap.value("cuda.toolkits") or []
         if not tk.get("stated") and (versions.major_minor(str(tk.get("version") or "")) or (0,))[0] == bv[0]
     ]
+    wheel = knowledge.nvcc_wheel(str(bv[0]))
     fixes = [
         f"export CUDA_HOME={same_major[0].get('root')}"
         if same_major
-        else f"Install a CUDA {bv[0]}.x toolkit (e.g. pip install 'nvidia-cuda-nvcc-cu{bv[0]}') and point CUDA_HOME at it"
+        else f"Install a CUDA {bv[0]}.x toolkit"
+        + (f" (pip install {wheel}, or NVIDIA's installer)" if wheel else "")
+        + " and point CUDA_HOME at it"
     ]
     variant = f"cu{tv[0]}{tv[1]}"
     if knowledge.torch_variant_exists(variant):

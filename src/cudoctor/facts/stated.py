@@ -169,6 +169,12 @@ def toolkit_facts(text: str) -> list[Fact]:
     return [known("cuda.toolkits", toolkits, "stated:system_cuda")] if toolkits else []
 
 
+def cudnn_versions(text: str) -> list[str]:
+    """'8.9.2' as written; 8902 or 90100 (torch.backends.cudnn.version(), TF's 'Loaded cuDNN version') as 8.9.2, 9.1.0."""
+    found = re.findall(r"(?<![\w.])\d+(?:\.\d+)*", text)
+    return [(versions.cudnn_from_int(v) if len(v) >= 4 else None) or v for v in found]
+
+
 def os_facts(text: str) -> list[Fact]:
     system = (
         "Windows"
@@ -205,9 +211,7 @@ def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) ->
         for fact in toolkit_facts(get("system_cuda")):
             snap.add(fact)
     if get("cudnn"):
-        snap.add(
-            known("cudnn.versions", re.findall(r"(?<![\w.])\d+(?:\.\d+)*", get("cudnn")), "stated:cudnn")
-        )
+        snap.add(known("cudnn.versions", cudnn_versions(get("cudnn")), "stated:cudnn"))
     if get("os"):
         for fact in os_facts(get("os")):
             snap.add(fact)

@@ -124,6 +124,21 @@ def cuda_span_for_cc(cc: str) -> tuple[str, str] | None:
     return (rows[0]["cuda_min"], rows[-1]["cuda_max"]) if rows else None
 
 
+def nvcc_wheel(cuda: str) -> str | None:
+    """The pip requirement of NVIDIA's compiler wheel for CUDA '12.4' (that minor) or '12' (the newest
+    of that major); None where no wheel exists (before 11.7), so a step names a toolkit instead."""
+    want = versions.parse(cuda)
+    for row in table("cuda_wheels")["nvcc_wheel"]:
+        if not want or want[0] != row["cuda_major"]:
+            continue
+        if len(want) == 1:
+            return str(row["package"])
+        if want[:2] < (versions.major_minor(row["first"]) or (0,)):
+            return None
+        return f"'{row['package']}=={want[0]}.{want[1]}.*'"
+    return None
+
+
 def torch_variant(version: str, cuda: str | None) -> str | None:
     """'2.5.1+cu124' -> 'cu124'; '1.4.0' with cuda '10.1' -> 'cu101'."""
     m = re.search(r"\+(cu\d+)", version)
@@ -211,6 +226,7 @@ def validate() -> list[str]:
         ("jit_caches", "cache"),
         ("driver_libs", "library"),
         ("log_facts", "fact"),
+        ("cuda_wheels", "nvcc_wheel"),
     ):
         for i, row in enumerate(table(name)[key]):
             if not row.get("source"):
