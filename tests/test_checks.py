@@ -52,6 +52,18 @@ def test_driver_too_old_fires_with_values_in_title() -> None:
     assert any("download.pytorch.org/whl/cu118" in s for s in r.findings[0].fix)
 
 
+def test_a_driver_from_before_cuda_11_gets_a_torch_build_it_can_run() -> None:
+    """A CUDA 10.2 driver (440.33) cannot run cu118 (nor anything through minor-version
+    compatibility, which starts at 11): the newest release with a variant it runs is 1.12's cu102."""
+    snap = stated({"driver": "440.33", "framework_version": "torch 2.1.0+cu121"})
+    fix = run_check("driver-too-old", snap).findings[0].fix[0]
+    assert "whl/cu102" in fix and "(10.2)" in fix
+    r575 = run_check(
+        "driver-too-old", stated({"driver": "575.51.03", "framework_version": "torch 2.13.0+cu130"})
+    )
+    assert "(12.9)" in r575.findings[0].fix[0] and "whl/cu129" in r575.findings[0].fix[0]
+
+
 def test_driver_too_old_silent_with_minor_version_compatibility() -> None:
     assert outcome(
         "driver-too-old", stated({"driver": "525.60.13", "framework_version": "torch 2.5.1+cu124"})

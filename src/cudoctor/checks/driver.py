@@ -57,8 +57,8 @@ def _driver_below(driver: versions.Version | None, need: versions.Version | None
 
 
 def _downgrade_hint(name: str, driver_cuda: str, built: versions.Version) -> str:
-    if name == "torch":
-        target = {11: "cu118", 12: "cu126"}.get((versions.major_minor(driver_cuda) or (0, 0))[0], "cu118")
+    target = knowledge.torch_variant_for_driver(driver_cuda) if name == "torch" else None
+    if target:
         return f"Install a PyTorch build for the CUDA your driver supports ({driver_cuda}): pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/{target}"
     if name == "jax":
         return "Install JAX for the CUDA your driver supports: pip install -U 'jax[cuda12]' (needs driver >= 525.60.13)"

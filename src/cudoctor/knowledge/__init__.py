@@ -164,6 +164,26 @@ def torch_variant_exists(variant: str) -> bool:
     return any(variant in row["variants"] for row in table("torch")["release"])
 
 
+def torch_variant_for_driver(driver_cuda: str) -> str | None:
+    """The CUDA variant of the newest torch release that runs on a driver supporting `driver_cuda`:
+    one no newer than it (of its major first), else, from CUDA 11 on, the oldest of its major, which
+    runs through minor-version compatibility (cu126 on a 12.2 driver)."""
+    dv = versions.major_minor(driver_cuda)
+    if dv is None:
+        return None
+    for row in reversed(table("torch")["release"]):
+        cudas = sorted(
+            (cv, v) for v in row["variants"] if (cv := versions.major_minor(versions.cuda_from_variant(v)))
+        )
+        fits = [v for cv, v in cudas if cv <= dv]
+        own_major = [v for cv, v in cudas if cv[0] == dv[0] and dv[0] >= 11]
+        if own_major and not fits:
+            return own_major[0]
+        if fits:
+            return next((v for cv, v in reversed(cudas) if cv <= dv and cv[0] == dv[0]), fits[-1])
+    return None
+
+
 def torch_default_variant(version: str) -> str | None:
     """The CUDA variant `pip install torch==version` gave: the PyPI default, else the newest cuXXX."""
     mm = versions.major_minor(version)
