@@ -172,8 +172,10 @@ def torch_variant_for_driver(driver_cuda: str) -> str | None:
     if dv is None:
         return None
     for row in reversed(table("torch")["release"]):
-        cudas = sorted(
-            (cv, v) for v in row["variants"] if (cv := versions.major_minor(versions.cuda_from_variant(v)))
+        cudas: list[tuple[versions.Version, str]] = sorted(
+            (cv, str(v))
+            for v in row["variants"]
+            if (cv := versions.major_minor(versions.cuda_from_variant(v)))
         )
         fits = [v for cv, v in cudas if cv <= dv]
         own_major = [v for cv, v in cudas if cv[0] == dv[0] and dv[0] >= 11]
