@@ -85,3 +85,43 @@ def test_the_check_summary_of_pasted_reports() -> None:
 )
 def test_cudnn_integer_versions(value: str, version: str | None) -> None:
     assert cudnn_from_int(value) == version
+
+
+def test_the_process_list_of_a_pasted_table_names_who_holds_the_memory() -> None:
+    """Both layouts of the process table (R418's 'GPU PID Type', R450+'s GI/CI columns), a table
+    quoted in an indented block, and the GPU whose memory one python process holds."""
+    t4 = load_report(str(REPORTS / "nvidia_smi_table_t4_indented_one_process.txt"))
+    [gpu] = t4.value("gpu.devices")
+    assert (gpu["name"], gpu["memory_used_mib"]) == ("Tesla T4", 14315)
+    assert gpu["processes"] == [{"pid": 1800353, "type": "C", "name": "python", "used_mib": 14305}]
+    [held] = run_check("gpu-memory-held", t4).findings
+    assert "pid 1800353 python (14305 MiB)" in held.title
+    assert held.fix == ("If pid 1800353 is left over from an earlier run, stop it: kill 1800353",)
+
+    shared = load_report(str(REPORTS / "nvidia_smi_table_2080ti_five_processes.txt"))
+    [gpu] = shared.value("gpu.devices")
+    assert [p["pid"] for p in gpu["processes"]][:2] == [1065593, 1065598] and len(gpu["processes"]) == 5
+    assert not run_check("gpu-memory-held", shared).findings  # 1543 of 11264 MiB: room left
+
+
+def test_eight_shared_gpus_point_at_the_idle_ones() -> None:
+    snap = load_report(str(REPORTS / "nvidia_smi_table_8xa800_shared.txt"))
+    gpus = snap.value("gpu.devices")
+    assert [len(g["processes"]) for g in gpus] == [2, 1, 1, 1, 1, 0, 3, 1]
+    assert gpus[0]["processes"][0]["type"] == "C+G"  # wide PID column, C+G type
+    held = run_check("gpu-memory-held", snap).findings
+    assert [f.title.split(" (")[0] for f in held] == ["GPU 0", "GPU 1", "GPU 2", "GPU 3"]
+    assert held[0].fix[:2] == (
+        "If pid 4110331 is left over from an earlier run, stop it: kill 4110331",
+        "Or run on a GPU with free memory: export CUDA_VISIBLE_DEVICES=5,6",
+    )
+    out = cudoctor(["check", "--snapshot", str(REPORTS / "nvidia_smi_table_8xa800_shared.txt"), "--no-live"])
+    assert "8x NVIDIA A800-SXM4-80GB (cc 8.0)" in out.stdout
+
+
+def test_a_process_list_cut_off_is_unknown_not_empty(tmp_path: Path) -> None:
+    whole = (REPORTS / "nvidia_smi_table_2080ti_five_processes.txt").read_text()
+    cut = tmp_path / "cut.txt"
+    cut.write_text(whole[: whole.index("|    0   N/A  N/A   1066283")])  # ends before the border
+    [gpu] = load_report(str(cut)).value("gpu.devices")
+    assert gpu["processes"] is None

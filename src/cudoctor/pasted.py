@@ -17,6 +17,11 @@ SMI_HEADER = re.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)\s+CUDA Ve
 # "|   0  NVIDIA A10G                    On  |" and a row cut short ("|   0  Tesla M40 24GB     W")
 SMI_GPU_ROW = re.compile(r"^\|\s+(\d+)\s+(\S+(?: \S+)*)(?:\s{2,}.*)?$")
 SMI_MEMORY = re.compile(r"(\d+)MiB\s*/\s*(\d+)MiB")
+# "|    0   N/A  N/A   1065593      C   python      308MiB |" (GI/CI columns since R450; MIG puts
+# numbers there), "|    0   1800353      C   python     14305MiB |" before; WDDM prints N/A memory
+SMI_PROCESS_ROW = re.compile(
+    r"^\|\s+(\d+)\s+(?:(?:N/A|\d+)\s+(?:N/A|\d+)\s+)?(\d+)\s+(C\+G|M\+C|C|G|M)\s+(.*?)\s+(?:(\d+)MiB|N/A)\s*\|$"
+)
 
 
 def mib(value: str | None) -> int | None:
@@ -44,9 +49,28 @@ def looks_like_smi_table(head: str) -> bool:
     return bool(SMI_HEADER.search(head))
 
 
+def _smi_processes(lines: list[str]) -> dict[int, list[dict[str, Any]]] | None:
+    """The process table by GPU index; None when the paste does not show all of it (cut off, or
+    left out), so no one concludes that no process holds memory."""
+    start = next((i for i, line in enumerate(lines) if re.match(r"^\|\s*Processes:", line)), None)
+    if start is None:
+        return None
+    by_gpu: dict[int, list[dict[str, Any]]] = {}
+    for line in lines[start + 1 :]:
+        if line.startswith("+-"):
+            return by_gpu  # the table's closing border: every row was pasted
+        row = SMI_PROCESS_ROW.match(line)
+        if row:
+            gpu, pid, kind, name, used = row.groups()
+            by_gpu.setdefault(int(gpu), []).append(
+                {"pid": int(pid), "type": kind, "name": name, "used_mib": int(used) if used else None}
+            )
+    return None
+
+
 def _smi_gpus(text: str) -> list[dict[str, Any]]:
     """GPU rows of the table, each with the memory of the row under it when the paste has it."""
-    lines = text.split("\n")
+    lines = [line.strip() for line in text.split("\n")]  # a table quoted in an indented block
     start = next((i for i, line in enumerate(lines) if line.startswith("|====")), None)
     gpus: list[dict[str, Any]] = []
     for i, line in enumerate(lines[start + 1 :] if start is not None else [], (start or 0) + 1):
@@ -59,9 +83,9 @@ def _smi_gpus(text: str) -> list[dict[str, Any]]:
         used, total = (f"{memory.group(1)} MiB", f"{memory.group(2)} MiB") if memory else (None, None)
         free = f"{int(memory.group(2)) - int(memory.group(1))} MiB" if memory else None
         gpus.append(gpu_record(int(row.group(1)), row.group(2), None, total, used, free))
-    listed = "No running processes found" in text  # a process table is not read; unknown otherwise
+    processes = _smi_processes(lines)
     for gpu in gpus:
-        gpu["processes"] = [] if listed else None
+        gpu["processes"] = None if processes is None else processes.get(gpu["index"], [])
     return gpus
 
 

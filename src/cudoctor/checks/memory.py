@@ -15,33 +15,56 @@ LAYER = "GPU & driver"
 @check("gpu-memory-held", "gpu-oom", LAYER, requires=("gpu.devices",))
 def gpu_memory_held(snap: Snapshot) -> list[Finding]:
     """Other processes already hold most of a GPU's memory."""
+    gpus = view.gpus(snap)
+    idle = [str(g["index"]) for g in gpus if _share_used(g) is not None and (_share_used(g) or 0) < 0.1]
     out = []
-    for g in view.gpus(snap):
-        total, used = g.get("memory_total_mib"), g.get("memory_used_mib")
-        if not total or used is None or used < 0.5 * total:
+    for g in gpus:
+        share = _share_used(g)
+        if share is None or share < 0.5:
             continue
         listed = g.get("processes")  # None: a pasted report that does not list them
-        procs = listed or []
-        who = ", ".join(f"pid {p['pid']} ({p.get('used_mib', '?')} MiB)" for p in procs[:5]) or (
+        procs = _compute_processes(g) or list(listed or [])
+        who = ", ".join(_process(p) for p in procs[:5]) or (
             "processes this container cannot see"
             if listed is not None
             else "processes the report does not list"
         )
+        biggest = sorted(procs, key=lambda p: -(p.get("used_mib") or 0))[:2]
+        steps = [
+            f"If pid {p['pid']} is left over from an earlier run, stop it: kill {p['pid']}" for p in biggest
+        ]
+        steps = steps or [
+            "nvidia-smi  (find and stop the process holding the memory; in a container, run it on the host)"
+        ]
+        if idle:
+            steps.insert(1, f"Or run on a GPU with free memory: export CUDA_VISIBLE_DEVICES={','.join(idle)}")
         out.append(
             finding(
                 "gpu-memory-held",
                 "gpu-oom",
                 Severity.WARNING,
-                f"GPU {g.get('index', '?')} ({g.get('name')}) has {used} of {total} MiB in use by {who}",
+                f"GPU {g.get('index', '?')} ({g.get('name')}) has {g['memory_used_mib']} of {g['memory_total_mib']} MiB in use by {who}",
                 LAYER,
-                evidence=[f"gpu {g.get('index')}: used {used} MiB / total {total} MiB"]
+                evidence=[
+                    f"gpu {g.get('index')}: used {g['memory_used_mib']} MiB / total {g['memory_total_mib']} MiB"
+                ]
                 + [f"pid {p['pid']}: {p.get('used_mib')} MiB" for p in procs],
-                fix=[
-                    "nvidia-smi  (find and stop the process holding the memory, or pick another GPU with CUDA_VISIBLE_DEVICES)"
-                ],
+                fix=steps,
+                generic_fixes=False,
             )
         )
     return out
+
+
+def _share_used(gpu: dict[str, Any]) -> float | None:
+    total, used = gpu.get("memory_total_mib"), gpu.get("memory_used_mib")
+    return used / total if total and used is not None else None
+
+
+def _process(p: dict[str, Any]) -> str:
+    name = f" {p['name']}" if p.get("name") else ""
+    used = p.get("used_mib")
+    return f"pid {p['pid']}{name}" + (f" ({used} MiB)" if used is not None else "")
 
 
 def _compute_processes(gpu: dict[str, Any]) -> list[dict[str, Any]]:

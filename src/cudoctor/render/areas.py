@@ -30,10 +30,19 @@ class Area:
         return "ok" if self.inspected else "unknown"
 
 
+def _gpu_names(gpus: list[dict[str, Any]]) -> str:
+    """'8x NVIDIA A800-SXM4-80GB (cc 8.0)': alike GPUs counted once, in the order they come."""
+    counts: dict[str, int] = {}
+    for g in gpus:
+        label = f"{g.get('name')} (cc {g.get('cc') or '?'})"
+        counts[label] = counts.get(label, 0) + 1
+    return ", ".join(label if n == 1 else f"{n}x {label}" for label, n in counts.items())
+
+
 def _gpu_summary(snap: Snapshot) -> str:
     driver = snap.get("driver.version")
     gpus = snap.value("gpu.devices") or []
-    names = ", ".join(f"{g.get('name')} (cc {g.get('cc') or '?'})" for g in gpus) or "no GPU listed"
+    names = _gpu_names(gpus) or "no GPU listed"
     cuda = snap.value("driver.cuda_version")
     if driver is None or not driver.known:
         absent = driver is not None and driver.status.value == "absent"
