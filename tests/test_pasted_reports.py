@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from cudoctor import pasted
 from cudoctor.importers import load_report
 from cudoctor.versions import cudnn_from_int
 from tests.conftest import ROOT, cudoctor, run_check
@@ -125,3 +126,31 @@ def test_a_process_list_cut_off_is_unknown_not_empty(tmp_path: Path) -> None:
     cut.write_text(whole[: whole.index("|    0   N/A  N/A   1066283")])  # ends before the border
     [gpu] = load_report(str(cut)).value("gpu.devices")
     assert gpu["processes"] is None
+
+
+@pytest.mark.parametrize(
+    ("line", "pid", "kind", "used"),
+    [  # WDDM (Windows) prints no per-process memory; lines from public pastes (code index 43597987536)
+        (
+            "|    0   N/A  N/A      9560    C+G   ..._8wekyb3d8bbwe\\Microsoft.Photos.exe    N/A      |",
+            "9560",
+            "C+G",
+            None,
+        ),
+        (
+            "|    0   N/A  N/A      7244    C+G   ...Programs\\Microsoft VS Code\\Code.exe    N/A      |",
+            "7244",
+            "C+G",
+            None,
+        ),
+        (
+            "|    0   1800353      C   python                                     14305MiB |",
+            "1800353",
+            "C",
+            "14305",
+        ),
+    ],
+)
+def test_process_rows_of_every_layout(line: str, pid: str, kind: str, used: str | None) -> None:
+    row = pasted.SMI_PROCESS_ROW.match(line)
+    assert row is not None and (row.group(2), row.group(3), row.group(5)) == (pid, kind, used)
