@@ -984,6 +984,24 @@ def test_nvrtc_arch_older_than_the_cuda_names_the_last_toolkit_for_it() -> None:
     )
 
 
+def test_nvrtc_invalid_option_without_its_arch_takes_the_stated_gpus() -> None:
+    """CuPy 13 under CUDA 13.0 on a GTX 1080 (cupy/cupy#9475) prints only NVRTC_ERROR_INVALID_OPTION:
+    the option refused is the GPU's own architecture, which CUDA 13 dropped."""
+    line = "cupy_backends.cuda.libs.nvrtc.NVRTCError: NVRTC_ERROR_INVALID_OPTION (5)\n"
+    exp = explain_text(line, {"gpu": "GTX 1080", "system_cuda": "13.0"})
+    assert top(exp)[0] == "arch-unsupported"
+    assert "NVRTC was asked for GTX 1080's compute capability 6.1; CUDA 13.0 builds for 7.5 to 12.1" in (
+        exp.causes[0].reasons
+    )
+    assert "CUDA 12.9 is the last toolkit" in rank.cause_json(exp.causes, 0)["fix"][0]
+    # a GPU the CUDA does build for confirms nothing; no GPU at all leaves the priors
+    fits = explain_text(line, {"gpu": "RTX 4090", "system_cuda": "13.0"})
+    bare = explain_text(line, {})
+    assert [c.id for c in bare.causes[:2]] == ["arch-unsupported", "multiple-toolkits"]
+    assert fits.causes[0].score == pytest.approx(bare.causes[0].score)
+    assert bare.causes[0].score < exp.causes[0].score
+
+
 def test_nvrtc_arch_newer_than_the_cuda_names_the_first_toolkit_that_knows_it() -> None:
     exp = explain_text(_cupy_nvrtc_log("compute_89"), {"system_cuda": "11.3"})
     fix = rank.cause_json(exp.causes, 0)["fix"][0]

@@ -41,9 +41,17 @@ def cuda_versions(snap: Snapshot) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def arch_option_rule(ranked: dict[str, RankedCause], cc: str, cudas: list[str]) -> None:
-    """The log names the architecture NVRTC was asked for (-arch=compute_21): say which CUDA
-    versions can build for it, and whether the CUDA the facts name is one of them."""
+def arch_option_rule(
+    ranked: dict[str, RankedCause], cc: str, cudas: list[str], gpu: str | None = None
+) -> None:
+    """The log names the architecture NVRTC was asked for (-arch=compute_21), or `gpu` names the GPU
+    whose own architecture it was: say which CUDA versions can build for it, and whether the CUDA
+    the facts name is one of them."""
+    asked = (
+        f"NVRTC was asked for {gpu}'s compute capability {cc}"
+        if gpu
+        else f"the log asks NVRTC for compute capability {cc}"
+    )
     span = knowledge.cuda_span_for_cc(cc)
     if span is None:
         return
@@ -53,10 +61,7 @@ def arch_option_rule(ranked: dict[str, RankedCause], cc: str, cudas: list[str]) 
         if lo_hi is None or lo_hi[0] <= want <= lo_hi[1]:
             continue
         old = want < lo_hi[0]
-        reason = (
-            f"the log asks NVRTC for compute capability {cc}; CUDA {cuda} builds for "
-            f"{versions.cc_str(lo_hi[0])} to {versions.cc_str(lo_hi[1])}"
-        )
+        reason = f"{asked}; CUDA {cuda} builds for {versions.cc_str(lo_hi[0])} to {versions.cc_str(lo_hi[1])}"
         fix = (
             f"This GPU (compute capability {cc}) is older than CUDA {cuda} supports: CUDA {span[1]} is the last "
             f"toolkit that builds for it. Use CUDA {span[1]} with a CuPy/PyTorch built for it, or a newer GPU"
@@ -70,7 +75,7 @@ def arch_option_rule(ranked: dict[str, RankedCause], cc: str, cudas: list[str]) 
         ranked,
         "arch-unsupported",
         0.0,
-        f"the log asks NVRTC for compute capability {cc}, which CUDA {span[0]} to {span[1]} can build for",
+        f"{asked}, which CUDA {span[0]} to {span[1]} can build for",
         f"Compute capability {cc} needs a CuPy/PyTorch whose CUDA is between {span[0]} and {span[1]}: "
         "check which CUDA yours uses (python -c 'import cupy; cupy.show_config()')",
     )

@@ -249,6 +249,10 @@ def context_rules(
     arch = next((m.captures["arch"] for m in matches if m.captures.get("arch")), None)
     if arch and arch.isdigit() and "arch-unsupported" in ranked:  # compute_21, not '9.0+PTX'
         gpu_rules.arch_option_rule(ranked, f"{arch[:-1]}.{arch[-1]}", gpu_rules.cuda_versions(snap))
+    elif root is not None and root.sig.gpu_arch and "arch-unsupported" in ranked:
+        own = next((g for g in view.gpus(snap) if g.get("cc")), None)  # the arch it was asked for
+        if own:
+            gpu_rules.arch_option_rule(ranked, str(own["cc"]), gpu_rules.cuda_versions(snap), own.get("name"))
     sm = root.captures.get("sm") if root is not None else None
     if sm and "arch-unsupported" in ranked:
         gpu_rules.dropped_arch_rule(ranked, sm, view.gpus(snap))

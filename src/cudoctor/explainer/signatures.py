@@ -31,6 +31,7 @@ class Signature:
     new_gpu_cc: str | None = None  # arch-unsupported means a GPU this new or newer (facts can rule it out)
     confirmed_by: tuple[str, ...] = ()  # checks whose findings bear on this error only, not on every log
     generic_fixes: bool = True  # False: as the root error, its own steps replace its causes' generic ones
+    gpu_arch: bool = False  # the option refused is the GPU's own architecture (a stated GPU stands for it)
 
     @property
     def is_context(self) -> bool:
@@ -71,6 +72,7 @@ def load() -> tuple[Signature, ...]:
             new_gpu_cc=row.get("new_gpu_cc"),
             confirmed_by=tuple(row.get("confirmed_by", ())),
             generic_fixes=bool(row.get("generic_fixes", True)),
+            gpu_arch=bool(row.get("gpu_arch", False)),
         )
         for row in rows
     )
