@@ -527,6 +527,18 @@ def test_gpu_memory_held_and_preallocation() -> None:
     assert outcome("gpu-memory-held", stated({}))[0] == "unknown"
 
 
+def test_gpu_memory_held_never_says_to_stop_a_desktop() -> None:
+    """Graphics-only processes (type G: Xorg, a shell) hold no CUDA context to stop: they are named
+    but get no kill step; an idle second GPU is offered instead."""
+    xorg = {"pid": 1011, "type": "G", "name": "/usr/lib/xorg/Xorg", "used_mib": 60000}
+    busy = dict(GPU_BUSY, processes=[xorg])
+    idle = dict(GPU_BUSY, index=1, memory_used_mib=4, processes=[])
+    [held] = run_check("gpu-memory-held", stated({}, gpu__devices=[busy, idle])).findings
+    assert "pid 1011 /usr/lib/xorg/Xorg" in held.title
+    assert not any("kill" in step for step in held.fix)
+    assert "export CUDA_VISIBLE_DEVICES=1" in held.fix[1]
+
+
 def test_gpu_memory_errors() -> None:
     bad = dict(GPU_BUSY, ecc_uncorrected_volatile=3, remapped_rows=[0, 2, 0, 1])
     assert outcome("gpu-memory-errors", stated({}, gpu__devices=[bad]))[1] == ["gpu-memory-errors"]

@@ -16,20 +16,21 @@ LAYER = "GPU & driver"
 def gpu_memory_held(snap: Snapshot) -> list[Finding]:
     """Other processes already hold most of a GPU's memory."""
     gpus = view.gpus(snap)
-    idle = [str(g["index"]) for g in gpus if _share_used(g) is not None and (_share_used(g) or 0) < 0.1]
+    idle = [str(g["index"]) for g in gpus if (share := _share_used(g)) is not None and share < 0.1]
     out = []
     for g in gpus:
         share = _share_used(g)
         if share is None or share < 0.5:
             continue
         listed = g.get("processes")  # None: a pasted report that does not list them
-        procs = _compute_processes(g) or list(listed or [])
+        compute = _compute_processes(g)  # a desktop's Xorg (type G) is never one to stop
+        procs = compute or list(listed or [])
         who = ", ".join(_process(p) for p in procs[:5]) or (
             "processes this container cannot see"
             if listed is not None
             else "processes the report does not list"
         )
-        biggest = sorted(procs, key=lambda p: -(p.get("used_mib") or 0))[:2]
+        biggest = sorted(compute, key=lambda p: -(p.get("used_mib") or 0))[:2]
         steps = [
             f"If pid {p['pid']} is left over from an earlier run, stop it: kill {p['pid']}" for p in biggest
         ]
