@@ -111,3 +111,22 @@ def test_cudnn_s_integer_version_is_read_as_its_release() -> None:
     assert from_stated({"cudnn": "8005"}).value("cudnn.versions") == ["8.0.5"]
     assert from_stated({"cudnn": "90300"}).value("cudnn.versions") == ["9.3.0"]
     assert from_stated({"cudnn": "8.9.2 and 7"}).value("cudnn.versions") == ["8.9.2", "7"]
+
+
+def test_xlas_newer_device_line_brings_the_kernel_driver_and_cudnn() -> None:
+    """XLA since 2025 prints 'StreamExecutor [N]: ...' with the kernel driver in brackets and cuDNN."""
+    line = (
+        "I0922 20:58:39.863502 1830646 service.cc:194]   StreamExecutor [0]: NVIDIA GB10, Compute Capability "
+        "12.1a (Driver: 13.0.0[580.126.9]; Runtime: 12.9.0; Toolkit: 12.9.0; DNN: 9.21.1)\n"
+    )
+    assert scan.scan(io.BytesIO(line.encode())).facts == {
+        "gpu": (1, "NVIDIA GB10"),
+        "compute_capability": (1, "12.1"),
+        "driver": (1, "580.126.9"),
+        "cudnn": (1, "9.21.1"),
+    }
+    plain = "StreamExecutor [0]: NVIDIA GeForce GTX 1050 Ti, Compute Capability 6.1\n"
+    assert scan.scan(io.BytesIO(plain.encode())).facts == {
+        "gpu": (1, "NVIDIA GeForce GTX 1050 Ti"),
+        "compute_capability": (1, "6.1"),
+    }
