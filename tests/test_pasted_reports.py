@@ -154,3 +154,18 @@ def test_a_process_list_cut_off_is_unknown_not_empty(tmp_path: Path) -> None:
 def test_process_rows_of_every_layout(line: str, pid: str, kind: str, used: str | None) -> None:
     row = pasted.SMI_PROCESS_ROW.match(line)
     assert row is not None and (row.group(2), row.group(3), row.group(5)) == (pid, kind, used)
+
+
+def test_a_library_cupy_show_config_could_not_load_is_a_missing_library() -> None:
+    """CuPy 14 prints an ImportError in place of a library's version (cupy/cupy#9723: no cuBLAS in a
+    CUDA 12.0 container); the library is named as CuPy's CUDA 12 build loads it."""
+    snap = load_report(str(REPORTS / "cupy_show_config_14_cuda12_local.txt"))
+    assert snap.value("framework.cupy")["missing_needed"] == [
+        {"name": "libcublasLt.so.12", "reported_by": "cupy.show_config()"}
+    ]
+    [missing] = run_check("cuda-libs-missing", snap).findings
+    assert missing.evidence == ("cupy.show_config() could not load it",)
+    assert missing.fix[0].startswith("pip install nvidia-cublas-cu12")
+    whole = load_report(str(REPORTS / "cupy_show_config_8_rtx2080ti.txt"))
+    assert "missing_needed" not in whole.value("framework.cupy")
+    assert not run_check("cuda-libs-missing", whole).findings

@@ -145,7 +145,33 @@ def from_cupy_config(text: str) -> Snapshot:
     stated["gpu"] = ", ".join(names)
     if len(ccs) == 1:
         stated["compute_capability"] = ccs.pop()  # '75': from_stated reads it with versions.cc_tuple
-    return from_stated({k: v for k, v in stated.items() if v}, framework_hint="cupy")
+    snap = from_stated({k: v for k, v in stated.items() if v}, framework_hint="cupy")
+    missing = _cupy_libs_not_loaded(text, stated["framework_cuda"])
+    info = snap.value("framework.cupy")
+    if missing and isinstance(info, dict):
+        snap.add(
+            known("framework.cupy", dict(info, missing_needed=missing), "cupy.show_config(): ImportError")
+        )
+    return snap
+
+
+# "cuBLAS Version : ImportError('Failure finding "libcublasLt.so": No such file: ...')" (CuPy 14)
+CUPY_IMPORT_ERROR = re.compile(
+    r"^\w+ Version\s+:\s*ImportError\('Failure finding \"(lib\w+\.so(?:\.\d+)*)\"", re.M
+)
+
+
+def _cupy_libs_not_loaded(text: str, build_cuda: str) -> list[dict[str, str]]:
+    """The CUDA libraries show_config could not load, named as CuPy's CUDA major loads them."""
+    major = build_cuda.split(".")[0]
+    names = [m.group(1) for m in CUPY_IMPORT_ERROR.finditer(text)]
+    return [
+        {
+            "name": n if re.search(r"\.so\.\d", n) or not major else f"{n}.{major}",
+            "reported_by": "cupy.show_config()",
+        }
+        for n in names
+    ]
 
 
 # ---------------------------------------------------------------- jax.print_environment_info()

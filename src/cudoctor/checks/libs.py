@@ -30,8 +30,16 @@ def cuda_libs_missing(snap: Snapshot) -> list[Finding]:
             {m["name"] for m in info.get("missing_needed") or [] if view.CUDA_LIB.match(m["name"])}
             - set(missing)
         )
+        reported = {
+            m["name"]: m["reported_by"] for m in info.get("missing_needed") or [] if m.get("reported_by")
+        }
         for soname in missing:
             cause = _lib_cause(soname)
+            searched = (
+                f"{reported[soname]} could not load it"
+                if soname in reported
+                else f"searched: RPATH/RUNPATH of {name}, LD_LIBRARY_PATH={view.env(snap).get('LD_LIBRARY_PATH', '(unset)')}, ld.so cache"
+            )
             out.append(
                 finding(
                     f"lib-missing-{soname.split('.so')[0].removeprefix('lib')}",
@@ -39,9 +47,7 @@ def cuda_libs_missing(snap: Snapshot) -> list[Finding]:
                     Severity.ERROR,
                     f"{view.describe(name, info)} needs {soname}, which the loader cannot find",
                     LAYER,
-                    evidence=[
-                        f"searched: RPATH/RUNPATH of {name}, LD_LIBRARY_PATH={view.env(snap).get('LD_LIBRARY_PATH', '(unset)')}, ld.so cache"
-                    ],
+                    evidence=[searched],
                     fix=[_wheel_for(soname)],
                 )
             )
