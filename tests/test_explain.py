@@ -1002,6 +1002,23 @@ def test_nvrtc_invalid_option_without_its_arch_takes_the_stated_gpus() -> None:
     assert bare.causes[0].score < exp.causes[0].score
 
 
+def test_a_status_from_inside_a_cuda_library_is_not_explained_by_missing_libraries() -> None:
+    """TF 2.3 stated with 'CUDA 11.0' (tensorflow/tensorflow#47661): tf-cuda-mismatch says TF's CUDA 10.1
+    libraries are missing, but cuSOLVER returned the status, so they were found; the defect stays first."""
+    line = "InternalError: tensorflow/core/util/cuda_solvers.cc:648: cuSolverDN call failed with status =7 [Op:SelfAdjointEigV2]\n"
+    facts = {"framework_version": "tensorflow 2.3.1", "system_cuda": "11.0", "gpu": "Tesla T4"}
+    exp = explain_text(line, facts)
+    assert top(exp)[0] == "library-bug"
+    assert any(f.id == "tf-cuda-mismatch" for f in exp.findings)  # the fact is still reported
+    missing = next(c for c in exp.causes if c.id == "cuda-libs-missing")
+    assert any(r.startswith("not this error: the library it came from was loaded") for r in missing.reasons)
+    # an error from loading keeps the same fact as its confirmation
+    load = explain_text(
+        "ImportError: libcudart.so.10.1: cannot open shared object file: No such file or directory\n", facts
+    )
+    assert top(load)[0] == "cuda-libs-missing"
+
+
 def test_nvrtc_arch_newer_than_the_cuda_names_the_first_toolkit_that_knows_it() -> None:
     exp = explain_text(_cupy_nvrtc_log("compute_89"), {"system_cuda": "11.3"})
     fix = rank.cause_json(exp.causes, 0)["fix"][0]

@@ -292,11 +292,17 @@ def _visible_devices_rule(
     )
 
 
-def fact_scores(ranked: dict[str, RankedCause], findings: list[Finding], permitted: set[str]) -> None:
+def fact_scores(
+    ranked: dict[str, RankedCause], findings: list[Finding], permitted: set[str], library_ran: bool = False
+) -> None:
     scoped = signatures.scoped_checks()
     for f in findings:
         if permitted and f.id in scoped:
             continue  # it bears only on the errors whose signatures name it (scoped_scores)
+        if library_ran and f.cause == "cuda-libs-missing":
+            if "cuda-libs-missing" in ranked:
+                bump(ranked, f.cause, 0.0, f"not this error: the library it came from was loaded ({f.title})")
+            continue
         _other_side(ranked, f, permitted)
         if permitted:
             amount = (
@@ -345,7 +351,7 @@ def explain(scan: ScanResult, snap: Snapshot, other: str = "") -> Explanation:
     ranked = log_scores(matches, root)
     permitted = {c for m in matches for c in _weights(m)}
     findings = [f for r in run_checks(snap) for f in r.findings]
-    fact_scores(ranked, findings, permitted)
+    fact_scores(ranked, findings, permitted, root is not None and root.sig.library_ran)
     scoped_scores(ranked, matches, findings)
     capture_rules(ranked, matches, snap, other)
     context_rules(ranked, matches, root, snap)

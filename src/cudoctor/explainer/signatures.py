@@ -32,6 +32,7 @@ class Signature:
     confirmed_by: tuple[str, ...] = ()  # checks whose findings bear on this error only, not on every log
     generic_fixes: bool = True  # False: as the root error, its own steps replace its causes' generic ones
     gpu_arch: bool = False  # the option refused is the GPU's own architecture (a stated GPU stands for it)
+    library_ran: bool = False  # a status the CUDA library itself returned: the libraries were found
 
     @property
     def is_context(self) -> bool:
@@ -73,6 +74,7 @@ def load() -> tuple[Signature, ...]:
             confirmed_by=tuple(row.get("confirmed_by", ())),
             generic_fixes=bool(row.get("generic_fixes", True)),
             gpu_arch=bool(row.get("gpu_arch", False)),
+            library_ran=bool(row.get("library_ran", False)),
         )
         for row in rows
     )
