@@ -130,3 +130,25 @@ def test_xlas_newer_device_line_brings_the_kernel_driver_and_cudnn() -> None:
         "gpu": (1, "NVIDIA GeForce GTX 1050 Ti"),
         "compute_capability": (1, "6.1"),
     }
+
+
+def test_a_collect_env_block_pasted_above_the_error_brings_its_facts(tmp_path: Path) -> None:
+    """Issue bodies paste collect_env next to the traceback: its driver, nvcc's CUDA, GPU 0 and torch
+    lines become the log's facts (a CPU machine's 'No CUDA' lines give none)."""
+    reports = Path(__file__).parent / "fixtures" / "reports"
+    log = tmp_path / "issue.txt"
+    log.write_text(
+        (reports / "collect_env_windows_titan_rtx.txt").read_text()
+        + "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+    )
+    doc = json.loads(cudoctor(["explain", str(log), "--no-live", "--format", "json"]).stdout)
+    assert {k: v["value"] for k, v in doc["stats"]["facts_from_log"].items()} == {
+        "framework_version": "1.5.0+cu101",
+        "framework_cuda": "10.1",
+        "system_cuda": "10.1",
+        "gpu": "TITAN RTX",
+        "driver": "442.92",
+    }
+    log.write_text((reports / "collect_env_macos_cpu.txt").read_text())
+    doc = json.loads(cudoctor(["explain", str(log), "--no-live", "--format", "json"]).stdout)
+    assert set(doc["stats"]["facts_from_log"]) == {"framework_version"}
