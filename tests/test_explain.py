@@ -189,7 +189,10 @@ def test_utf16_across_odd_chunk_boundaries_and_inside_gzip(
         result = scan.scan(stream)
     finally:
         stream.close()
-    assert [(m.line, m.sig.id) for m in result.matches] == [(3001, "gpu-oom/cuda-error-out-of-memory")]
+    assert {(m.line, m.sig.id) for m in result.matches} == {
+        (3001, "gpu-oom/cuda-error-out-of-memory"),
+        (3001, "gpu-oom/cuda-runtime-error-out-of-memory"),  # the precise one, which replaces it when ranked
+    }
     assert result.lines == 3001 and "naïve progress ✓" in result.tail[0][1]
     # a real binary (NUL bytes, no UTF-16 shape) is still refused
     binary = tmp_path / "a.bin"
@@ -1017,6 +1020,19 @@ def test_a_status_from_inside_a_cuda_library_is_not_explained_by_missing_librari
         "ImportError: libcudart.so.10.1: cannot open shared object file: No such file or directory\n", facts
     )
     assert top(load)[0] == "cuda-libs-missing"
+
+
+def test_the_raw_cuda_out_of_memory_under_wsl_is_pinned_host_memory() -> None:
+    """'CUDA error: out of memory' (not the caching allocator's 'Tried to allocate') under WSL2 is
+    usually a failed pinned allocation (microsoft/WSL#8447): pin_memory=False, more WSL memory."""
+    line = "RuntimeError: CUDA error: out of memory\n"
+    wsl = explain_text(line, {"os": "Windows 11, WSL2"})
+    assert top(wsl)[:2] == ["host-oom", "gpu-oom"]
+    assert "pin_memory=False" in rank.cause_json(wsl.causes, 0)["fix"][0]
+    assert top(explain_text(line, {"os": "Ubuntu 22.04"}))[0] == "gpu-oom"
+    assert top(explain_text(line))[0] == "gpu-oom"  # no facts: the usual meaning
+    allocator = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB\n"
+    assert top(explain_text(allocator, {"os": "WSL2"}))[0] == "gpu-oom"
 
 
 def test_nvrtc_arch_newer_than_the_cuda_names_the_first_toolkit_that_knows_it() -> None:

@@ -244,6 +244,14 @@ def context_rules(
             "on WSL the driver's libcuda is the Windows driver's copy in /usr/lib/wsl/lib, which the loader must be told about",
             "export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH  (and sudo ldconfig; conda environments often drop it)",
         )
+    if root is not None and root.sig.on_wsl and snap.value("host.wsl"):
+        for cause, weight in root.sig.on_wsl.items():
+            bump(
+                ranked,
+                cause,
+                weight,
+                "fact: the machine runs WSL2, where this message usually has this cause",
+            )
     if root is not None and root.sig.min_cc:
         gpu_rules.min_cc_rule(ranked, root.sig.min_cc, view.gpus(snap))
     arch = next((m.captures["arch"] for m in matches if m.captures.get("arch")), None)

@@ -33,6 +33,9 @@ class Signature:
     generic_fixes: bool = True  # False: as the root error, its own steps replace its causes' generic ones
     gpu_arch: bool = False  # the option refused is the GPU's own architecture (a stated GPU stands for it)
     library_ran: bool = False  # a status the CUDA library itself returned: the libraries were found
+    on_wsl: dict[str, float] = dataclasses.field(
+        default_factory=dict
+    )  # weights added when the facts say WSL2
 
     @property
     def is_context(self) -> bool:
@@ -75,6 +78,7 @@ def load() -> tuple[Signature, ...]:
             generic_fixes=bool(row.get("generic_fixes", True)),
             gpu_arch=bool(row.get("gpu_arch", False)),
             library_ran=bool(row.get("library_ran", False)),
+            on_wsl={str(k): float(v) for k, v in row.get("on_wsl", {}).items()},
         )
         for row in rows
     )
@@ -136,8 +140,9 @@ def validate() -> list[str]:
         ]
         problems += _confirmed_by_problems(sig)
         problems += [
-            f"{sig.id}: fix_for names {c}, which causes does not list"
-            for c in sig.fix_for
+            f"{sig.id}: {field} names {c}, which causes does not list"
+            for field, named in (("fix_for", sig.fix_for), ("on_wsl", sig.on_wsl))
+            for c in named
             if c not in sig.causes
         ]
         if not sig.examples or not sig.counter_examples:
