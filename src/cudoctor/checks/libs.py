@@ -26,13 +26,9 @@ def cuda_libs_missing(snap: Snapshot) -> list[Finding]:
         missing = sorted(
             {n for n, r in (info.get("libs") or {}).items() if not r.get("path") and view.CUDA_LIB.match(n)}
         )
-        missing += sorted(
-            {m["name"] for m in info.get("missing_needed") or [] if view.CUDA_LIB.match(m["name"])}
-            - set(missing)
-        )
-        reported = {
-            m["name"]: m["reported_by"] for m in info.get("missing_needed") or [] if m.get("reported_by")
-        }
+        needed = info.get("missing_needed") or []
+        missing += sorted({m["name"] for m in needed if view.CUDA_LIB.match(m["name"])} - set(missing))
+        reported = {m["name"]: m["reported_by"] for m in needed if m.get("reported_by")}
         for soname in missing:
             cause = _lib_cause(soname)
             searched = (

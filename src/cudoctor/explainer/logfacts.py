@@ -1,6 +1,6 @@
 """Facts a log states about the machine that wrote it (knowledge/log_facts.toml): the GPU and
-its compute capability as TensorFlow and XLA print them, the nvidia-smi header, collect_env's
-torch lines. The scanner records them on the lines its prefilter already visits; `fill` adds
+its compute capability as TensorFlow and XLA print them, the driver and cuDNN they report, the
+nvidia-smi header, nvcc's release, collect_env's lines. The scanner records them on the lines its prefilter already visits; `fill` adds
 them to a snapshot where it knows nothing better, so a log pasted from another machine brings
 its own GPU and driver to the rules that need them.
 """
@@ -16,8 +16,6 @@ from cudoctor import knowledge
 from cudoctor.explainer import signatures
 from cudoctor.facts.stated import KEYS, from_stated
 from cudoctor.model import Snapshot, known
-
-MAX_PER_KEY = 1  # the first line that states a fact is the one kept
 
 
 @dataclasses.dataclass(frozen=True)
