@@ -539,6 +539,23 @@ def test_gpu_memory_held_never_says_to_stop_a_desktop() -> None:
     assert "export CUDA_VISIBLE_DEVICES=1" in held.fix[1]
 
 
+def test_gpu_memory_held_on_two_gpus_is_one_finding() -> None:
+    """Two busy GPUs, one whose holders this container cannot see: one finding whose kill step
+    names the biggest process of each GPU (the two biggest when only one GPU is busy), and the
+    holders it cannot see are still said."""
+    two = dict(GPU_BUSY, processes=[{"pid": 4242, "used_mib": 70000}, {"pid": 4343, "used_mib": 8000}])
+    hidden = dict(GPU_BUSY, index=1, memory_used_mib=50000, processes=[])
+    [held] = run_check("gpu-memory-held", stated({}, gpu__devices=[two, hidden])).findings
+    assert held.title.startswith(
+        "GPUs 0, 1 (NVIDIA A100) have 50000 to 79000 of 81920 MiB in use by 2 processes"
+    )
+    assert held.fix == ("If pid 4242 is left over from an earlier run, stop it: kill 4242",)
+    [alone] = run_check("gpu-memory-held", stated({}, gpu__devices=[two])).findings
+    assert alone.fix == ("If pids 4242, 4343 are left over from an earlier run, stop them: kill 4242 4343",)
+    [unseen] = run_check("gpu-memory-held", stated({}, gpu__devices=[hidden])).findings
+    assert unseen.title.endswith("in use by processes this container cannot see")
+
+
 def test_gpu_memory_errors() -> None:
     bad = dict(GPU_BUSY, ecc_uncorrected_volatile=3, remapped_rows=[0, 2, 0, 1])
     assert outcome("gpu-memory-errors", stated({}, gpu__devices=[bad]))[1] == ["gpu-memory-errors"]

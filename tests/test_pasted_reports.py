@@ -110,12 +110,18 @@ def test_eight_shared_gpus_point_at_the_idle_ones() -> None:
     gpus = snap.value("gpu.devices")
     assert [len(g["processes"]) for g in gpus] == [2, 1, 1, 1, 1, 0, 3, 1]
     assert gpus[0]["processes"][0]["type"] == "C+G"  # wide PID column, C+G type
-    held = run_check("gpu-memory-held", snap).findings
-    assert [f.title.split(" (")[0] for f in held] == ["GPU 0", "GPU 1", "GPU 2", "GPU 3"]
-    assert held[0].fix[:2] == (
-        "If pid 4110331 is left over from an earlier run, stop it: kill 4110331",
+    [held] = run_check("gpu-memory-held", snap).findings  # one thing to do, not one per GPU
+    assert held.title.startswith("GPUs 0, 1, 2, 3 (NVIDIA A800-SXM4-80GB) have 68605 to 72750 of 81920 MiB")
+    assert (
+        "5 processes: pid 4110331 .../envs/galaxea_vla/bin/python3 on GPU 0, pid 4110338 on GPU 1"
+        in held.title
+    )
+    assert held.title.endswith("on GPU 3 and 1 more")
+    assert held.fix == (
+        "If pids 4110331, 4110338, 4110339, 4110340 are left over from an earlier run, stop them: kill 4110331 4110338 4110339 4110340",
         "Or run on a GPU with free memory: export CUDA_VISIBLE_DEVICES=5,6",
     )
+    assert "gpu 0 pid 2615020: 4126 MiB" in held.evidence  # the small C+G one is evidence, not a kill step
     out = cudoctor(["check", "--snapshot", str(REPORTS / "nvidia_smi_table_8xa800_shared.txt"), "--no-live"])
     assert "8x NVIDIA A800-SXM4-80GB (cc 8.0)" in out.stdout
 

@@ -14,47 +14,91 @@ LAYER = "GPU & driver"
 
 @check("gpu-memory-held", "gpu-oom", LAYER, requires=("gpu.devices",))
 def gpu_memory_held(snap: Snapshot) -> list[Finding]:
-    """Other processes already hold most of a GPU's memory."""
+    """Other processes already hold most of a GPU's memory: one finding for all such GPUs, so an
+    8-GPU node shared with another job reads as one thing to do, not four."""
     gpus = view.gpus(snap)
+    busy = [g for g in gpus if (share := _share_used(g)) is not None and share >= 0.5]
+    if not busy:
+        return []
     idle = [str(g["index"]) for g in gpus if (share := _share_used(g)) is not None and share < 0.1]
-    out = []
-    for g in gpus:
-        share = _share_used(g)
-        if share is None or share < 0.5:
-            continue
-        listed = g.get("processes")  # None: a pasted report that does not list them
-        compute = _compute_processes(g)  # a desktop's Xorg (type G) is never one to stop
-        procs = compute or list(listed or [])
-        who = ", ".join(_process(p) for p in procs[:5]) or (
-            "processes this container cannot see"
-            if listed is not None
-            else "processes the report does not list"
+    holders = [(g, p) for g in busy for p in _compute_processes(g) or list(g.get("processes") or [])]
+    steps = [_kill_step(busy)] if any(_compute_processes(g) for g in busy) else []
+    steps = steps or [
+        "nvidia-smi  (find and stop the process holding the memory; in a container, run it on the host)"
+    ]
+    if idle:
+        steps.append(f"Or run on a GPU with free memory: export CUDA_VISIBLE_DEVICES={','.join(idle)}")
+    return [
+        finding(
+            "gpu-memory-held",
+            "gpu-oom",
+            Severity.WARNING,
+            f"{_busy_gpus(busy)} in use by {_holders(busy, holders)}",
+            LAYER,
+            evidence=[
+                f"gpu {g.get('index')}: used {g['memory_used_mib']} MiB / total {g['memory_total_mib']} MiB"
+                for g in busy
+            ]
+            + [f"gpu {g.get('index')} pid {p['pid']}: {p.get('used_mib')} MiB" for g, p in holders],
+            fix=steps,
+            generic_fixes=False,
         )
-        biggest = sorted(compute, key=lambda p: -(p.get("used_mib") or 0))[:2]
-        steps = [
-            f"If pid {p['pid']} is left over from an earlier run, stop it: kill {p['pid']}" for p in biggest
-        ]
-        steps = steps or [
-            "nvidia-smi  (find and stop the process holding the memory; in a container, run it on the host)"
-        ]
-        if idle:
-            steps.insert(1, f"Or run on a GPU with free memory: export CUDA_VISIBLE_DEVICES={','.join(idle)}")
-        out.append(
-            finding(
-                "gpu-memory-held",
-                "gpu-oom",
-                Severity.WARNING,
-                f"GPU {g.get('index', '?')} ({g.get('name')}) has {g['memory_used_mib']} of {g['memory_total_mib']} MiB in use by {who}",
-                LAYER,
-                evidence=[
-                    f"gpu {g.get('index')}: used {g['memory_used_mib']} MiB / total {g['memory_total_mib']} MiB"
-                ]
-                + [f"pid {p['pid']}: {p.get('used_mib')} MiB" for p in procs],
-                fix=steps,
-                generic_fixes=False,
-            )
-        )
-    return out
+    ]
+
+
+def _busy_gpus(busy: list[dict[str, Any]]) -> str:
+    """'GPU 0 (A100) has 79000 of 81920 MiB' or 'GPUs 0, 1, 2, 3 (A800) have 68605 to 72750 of 81920 MiB'."""
+    if len(busy) == 1:
+        g = busy[0]
+        return f"GPU {g.get('index', '?')} ({g.get('name')}) has {g['memory_used_mib']} of {g['memory_total_mib']} MiB"
+    names = ", ".join(dict.fromkeys(str(g.get("name")) for g in busy))
+    used = sorted(g["memory_used_mib"] for g in busy)
+    totals = sorted({g["memory_total_mib"] for g in busy})
+    span = f"{used[0]} to {used[-1]}" if used[0] != used[-1] else str(used[0])
+    total = str(totals[0]) if len(totals) == 1 else f"{totals[0]} to {totals[-1]}"
+    indexes = ", ".join(str(g.get("index", "?")) for g in busy)
+    return f"GPUs {indexes} ({names}) have {span} of {total} MiB"
+
+
+def _holders(busy: list[dict[str, Any]], holders: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
+    if not holders:
+        unlisted = any(
+            g.get("processes") is None for g in busy
+        )  # None: a pasted report that does not list them
+        return "processes the report does not list" if unlisted else "processes this container cannot see"
+    if len(busy) == 1:
+        return ", ".join(_process(p) for _, p in holders[:5])
+    biggest = [_biggest(g) for g in busy]
+    named, seen = [], set()
+    for g, p in ((g, p) for g, p in zip(busy, biggest, strict=True) if p):
+        name = f" {p['name']}" if p.get("name") and p["name"] not in seen else ""
+        seen.add(p.get("name"))
+        named.append(f"pid {p['pid']}{name} on GPU {g.get('index')}")
+    rest = len(holders) - len(named)
+    text = f"{len(holders)} processes: " + ", ".join(named) + (f" and {rest} more" if rest else "")
+    unseen = [g for g, p in zip(busy, biggest, strict=True) if not p]
+    if unseen:
+        where = ", ".join(str(g.get("index")) for g in unseen)
+        text += f"; on GPU {where} by {_holders(unseen, [])}"
+    return text
+
+
+def _biggest(gpu: dict[str, Any]) -> dict[str, Any] | None:
+    procs = _compute_processes(gpu) or list(gpu.get("processes") or [])
+    return max(procs, key=lambda p: p.get("used_mib") or 0, default=None)
+
+
+def _kill_step(busy: list[dict[str, Any]]) -> str:
+    """Stop the biggest compute process of each busy GPU (the two biggest of a single one)."""
+    per_gpu = 2 if len(busy) == 1 else 1
+    pids: list[int] = []
+    for g in busy:
+        biggest = sorted(_compute_processes(g), key=lambda p: -(p.get("used_mib") or 0))[:per_gpu]
+        pids += [p["pid"] for p in biggest if p["pid"] not in pids]
+    listed = " ".join(str(pid) for pid in pids)
+    if len(pids) == 1:
+        return f"If pid {listed} is left over from an earlier run, stop it: kill {listed}"
+    return f"If pids {', '.join(str(pid) for pid in pids)} are left over from an earlier run, stop them: kill {listed}"
 
 
 def _share_used(gpu: dict[str, Any]) -> float | None:
