@@ -247,6 +247,38 @@ def test_cuda_libs_missing_and_cudnn_redirect() -> None:
     r = run_check("cuda-libs-missing", stated({}, framework__torch=torch_cuda(libs=libs)))
     assert sorted(finding_ids(r)) == ["lib-missing-cublas", "lib-missing-cudnn"]
     assert {f.cause for f in r.findings} == {"cuda-libs-missing", "cudnn-mismatch"}
+    assert r.findings[0].fix[1] == (
+        "Or bring all of PyTorch's CUDA libraries: pip install --force-reinstall 'torch==2.5.1+cu124'"
+        " --index-url https://download.pytorch.org/whl/cu124  (torch's Linux wheels depend on the nvidia-* library wheels)"
+    )
+    assert (
+        r.findings[0].fix[2]
+        == "Or install the CUDA 12.x toolkit and put its lib64 directory on LD_LIBRARY_PATH"
+    )
+    assert r.findings[1].fix[0] == "pip install 'nvidia-cudnn-cu12==9.*'  (provides libcudnn.so.9)"
+    lost8 = {"libcudnn.so.8": {"path": None, "via": "", "candidates": []}}
+    cu11 = torch_cuda(version="2.0.1+cu118", cuda="11.8", libs=lost8)
+    [cudnn8] = run_check("cuda-libs-missing", stated({}, framework__torch=cu11)).findings
+    assert cudnn8.fix[0] == "pip install 'nvidia-cudnn-cu11==8.*'  (provides libcudnn.so.8)"
+    lost7 = {"libcudnn.so.7": {"path": None, "via": "", "candidates": []}}
+    cu10 = dict(cu11, version="1.8.1+cu102", cuda="10.2", libs=lost7)
+    [cudnn7] = run_check("cuda-libs-missing", stated({}, framework__torch=cu10)).findings
+    assert (
+        cudnn7.fix[0].startswith("Install cuDNN 7 for CUDA 10.2") and len(cudnn7.fix) == 3
+    )  # no wheel, no extra
+    tf213 = {
+        "version": "2.13.0",
+        "build": "cuda",
+        "cuda": "11.8",
+        "missing_needed": [{"name": "libcudart.so.11.0"}],
+    }
+    [old_tf] = run_check("cuda-libs-missing", stated({}, framework__tensorflow=tf213)).findings
+    assert not any("and-cuda" in step for step in old_tf.fix)  # TF 2.13 has no [and-cuda] extra
+    tf215 = dict(tf213, version="2.15.0", cuda="12.2", missing_needed=[{"name": "libcublas.so.12"}])
+    [new_tf] = run_check("cuda-libs-missing", stated({}, framework__tensorflow=tf215)).findings
+    assert "pip install 'tensorflow[and-cuda]==2.15.0'" in new_tf.fix[1] and "torch" not in " ".join(
+        new_tf.fix
+    )
     assert outcome("cuda-libs-missing", stated({}, framework__torch=torch_cuda())) == ("ok", [])
     assert outcome("cuda-libs-missing", stated({}))[0] == "unknown"
 

@@ -89,3 +89,25 @@ def test_tensorflow_tested_builds() -> None:
     row = knowledge.tf_build("1.13.1")
     assert row is not None and (row["cuda"], row["cudnn"]) == ("10.0", "7.4")
     assert knowledge.tf_build("2.15.0")["cuda"] == "12.2"  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("framework", "version", "cuda", "extra"),
+    [
+        ("tensorflow", "2.15.0", "12.2", "tensorflow[and-cuda]==2.15.0"),
+        ("tensorflow", "2.13.0", "11.8", None),  # [and-cuda] starts at 2.14
+        ("jax", "0.4.20", "12.2", "jax[cuda12_pip]==0.4.20"),  # before the cuda12 extra
+        ("jax", "0.4.30", "12.3", "jax[cuda12]==0.4.30"),
+        ("jax", "0.4.30", "11.8", None),  # the cuda11 extras end at 0.4.25
+        ("jax", "0.8.0", "13.0", "jax[cuda13]==0.8.0"),
+        ("jax", "0.6.0", "13.0", None),
+        ("cupy", "14.0.0", "12.9", "cupy-cuda12x[ctk]==14.0.0"),
+        ("cupy", "13.6.0", "12.0", None),  # [ctk] starts at 14.0
+        ("torch", "1.12.1", "11.3", None),  # before torch depended on the nvidia-* wheels
+    ],
+)
+def test_framework_libs_step_names_only_an_extra_that_release_has(
+    framework: str, version: str, cuda: str, extra: str | None
+) -> None:
+    step = knowledge.framework_libs_step(framework, version, cuda)
+    assert extra in step if extra and step else step is None and extra is None

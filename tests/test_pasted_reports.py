@@ -172,6 +172,10 @@ def test_a_library_cupy_show_config_could_not_load_is_a_missing_library() -> Non
     [missing] = run_check("cuda-libs-missing", snap).findings
     assert missing.evidence == ("cupy.show_config() could not load it",)
     assert missing.fix[0].startswith("pip install nvidia-cublas-cu12")
+    assert missing.fix[1].startswith(
+        "Or bring all of CuPy's CUDA libraries: pip install 'cupy-cuda12x[ctk]==14.0.0'"
+    )
+    assert not any("tensorflow" in step or "torch" in step for step in missing.fix)  # CuPy's, no one else's
     whole = load_report(str(REPORTS / "cupy_show_config_8_rtx2080ti.txt"))
     assert "missing_needed" not in whole.value("framework.cupy")
     assert not run_check("cuda-libs-missing", whole).findings

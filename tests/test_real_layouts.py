@@ -36,6 +36,11 @@ def test_jax_cuda_plugin_without_cuda_wheels_is_missing_libraries(wheel_sites: d
     )
     assert jax["libs"]["libcudart.so.12"]["path"] is None
     assert {"lib-missing-cudart", "lib-missing-cublas", "lib-missing-cudnn"} <= _ids(snap)
+    cudart = next(f for r in run_checks(snap) for f in r.findings if f.id == "lib-missing-cudart")
+    assert cudart.fix[:2] == (
+        "pip install nvidia-cuda-runtime-cu12  (provides libcudart.so.12)",
+        f"Or bring all of JAX's CUDA libraries: pip install -U 'jax[cuda12]=={jax['version']}'",
+    )
 
 
 def test_jax_cuda_plugin_finds_the_runtime_wheel_through_rpath(

@@ -44,13 +44,28 @@ def cuda_libs_missing(snap: Snapshot) -> list[Finding]:
                     f"{view.describe(name, info)} needs {soname}, which the loader cannot find",
                     LAYER,
                     evidence=[searched],
-                    fix=[_wheel_for(soname)],
+                    fix=_missing_lib_steps(soname, name, info),
+                    generic_fixes=False,
                 )
             )
     return out
 
 
-def _wheel_for(soname: str) -> str:
+def _missing_lib_steps(soname: str, name: str, info: dict[str, Any]) -> list[str]:
+    """The library's own wheel, then this framework's way to bring all of its libraries (never
+    another framework's), a toolkit, and how to see what resolves."""
+    whole = knowledge.framework_libs_step(name, str(info.get("version") or ""), info.get("cuda"))
+    cuda = versions.major_minor(info.get("cuda"))
+    toolkit = f"the CUDA {cuda[0]}.x toolkit" if cuda else "the matching CUDA toolkit"
+    return [
+        _wheel_for(soname, info.get("cuda")),
+        *([f"Or bring all of {view.LABEL.get(name, name)}'s CUDA libraries: {whole}"] if whole else []),
+        f"Or install {toolkit} and put its lib64 directory on LD_LIBRARY_PATH",
+        "Check what resolves: cudoctor check -v (shows each library and where it was found)",
+    ]
+
+
+def _wheel_for(soname: str, cuda: str | None) -> str:
     base, _, major = soname.partition(".so.")
     major = major.split(".")[0]
     comp = {
@@ -68,7 +83,12 @@ def _wheel_for(soname: str) -> str:
     if comp is None:
         return f"Install the library that provides {soname}"
     if comp == "cudnn":
-        return f"pip install nvidia-cudnn-cu12  (provides {soname}; use -cu13 for CUDA 13 builds)"
+        if not cuda or not major.isdigit():
+            return f"pip install nvidia-cudnn-cu12  (provides {soname}; use -cu11 / -cu13 for CUDA 11 / 13 builds)"
+        wheel = knowledge.cudnn_wheel(cuda, int(major))
+        if wheel:
+            return f"pip install {wheel}  (provides {soname})"
+        return f"Install cuDNN {major} for CUDA {cuda} and put its lib directory on LD_LIBRARY_PATH (NVIDIA ships no pip wheel of it)"
     if major in ("11", "12"):
         return f"pip install nvidia-{comp}-cu{major}  (provides {soname})"
     return f"pip install nvidia-{comp}  (CUDA 13 wheels install into nvidia/cu13/lib)"

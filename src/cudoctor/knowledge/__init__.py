@@ -139,6 +139,39 @@ def nvcc_wheel(cuda: str) -> str | None:
     return None
 
 
+def cudnn_wheel(cuda: str | None, cudnn_major: int) -> str | None:
+    """ "'nvidia-cudnn-cu12==9.*'" for a CUDA 12 build that loads libcudnn.so.9; None where NVIDIA
+    ships no wheel of that cuDNN major for that CUDA major (cuDNN 7, CUDA 10)."""
+    want = versions.parse(cuda or "")
+    for row in table("cuda_wheels")["cudnn_wheel"]:
+        if want and want[0] == row["cuda_major"] and cudnn_major in row["cudnn_majors"]:
+            return f"'{row['package']}=={cudnn_major}.*'"
+    return None
+
+
+def framework_libs_step(framework: str, version: str, cuda: str | None) -> str | None:
+    """The install that brings all of this framework build's CUDA libraries as wheels
+    (cuda_wheels.toml [[framework_libs]]); None where that release has none."""
+    have, major = versions.parse(version.split("+")[0]), versions.parse(cuda or "")
+    for row in table("cuda_wheels")["framework_libs"]:
+        if row["framework"] != framework or not have:
+            continue
+        if "cuda_major" in row and (not major or major[0] != row["cuda_major"]):
+            continue
+        since, before = versions.parse(row["since"]) or (0,), versions.parse(row.get("before"))
+        if have < since or (before and have >= before):
+            continue
+        variant = re.search(r"\+(cu\d+)$", version)
+        index = f" --index-url https://download.pytorch.org/whl/{variant.group(1)}" if variant else ""
+        return str(row["step"]).format(
+            version=version.split("+")[0],
+            local_version=version,
+            torch_index=index,
+            major=major[0] if major else "",
+        )
+    return None
+
+
 def torch_variant(version: str, cuda: str | None) -> str | None:
     """'2.5.1+cu124' -> 'cu124'; '1.4.0' with cuda '10.1' -> 'cu101'."""
     m = re.search(r"\+(cu\d+)", version)
@@ -249,6 +282,8 @@ def validate() -> list[str]:
         ("driver_libs", "library"),
         ("log_facts", "fact"),
         ("cuda_wheels", "nvcc_wheel"),
+        ("cuda_wheels", "framework_libs"),
+        ("cuda_wheels", "cudnn_wheel"),
     ):
         for i, row in enumerate(table(name)[key]):
             if not row.get("source"):
