@@ -102,6 +102,7 @@ def _load_all() -> None:
         driver,
         driverlibs,
         env,
+        envsettings,
         libs,
         memory,
         probe,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from cudoctor import knowledge
 from cudoctor.checks import FactMissing, check, finding, view
 from cudoctor.model import Finding, Severity, Snapshot
 
@@ -126,9 +127,18 @@ def preallocation_with_shared_gpu(snap: Snapshot) -> list[Finding]:
         return []
     out = []
     for name, info in view.cuda_frameworks(snap):
-        if name == "tensorflow" and env.get("TF_FORCE_GPU_ALLOW_GROWTH", "").lower() != "true":
+        # as the framework reads the value: TensorFlow ignores "True", JAX reads "FALSE" as true
+        if (
+            name == "tensorflow"
+            and knowledge.env_flag("TF_FORCE_GPU_ALLOW_GROWTH", env.get("TF_FORCE_GPU_ALLOW_GROWTH"))
+            is not True
+        ):
             setting = "export TF_FORCE_GPU_ALLOW_GROWTH=true"
-        elif name == "jax" and env.get("XLA_PYTHON_CLIENT_PREALLOCATE", "").lower() != "false":
+        elif (
+            name == "jax"
+            and knowledge.env_flag("XLA_PYTHON_CLIENT_PREALLOCATE", env.get("XLA_PYTHON_CLIENT_PREALLOCATE"))
+            is not False
+        ):
             setting = "export XLA_PYTHON_CLIENT_PREALLOCATE=false"
         else:
             continue

@@ -172,6 +172,24 @@ def framework_libs_step(framework: str, version: str, cuda: str | None) -> str |
     return None
 
 
+def env_setting(variable: str) -> dict[str, Any] | None:
+    """How a framework reads this environment variable (env_settings.toml)."""
+    return next((r for r in table("env_settings")["setting"] if r["variable"] == variable), None)
+
+
+def env_flag(variable: str, value: str | None) -> bool | None:
+    """What a framework makes of a boolean variable's value, as it compares it: True, False, or
+    None when it is unset or ignored ('True' for TF_FORCE_GPU_ALLOW_GROWTH)."""
+    row = env_setting(variable)
+    if row is None or row["kind"] != "bool" or not value:
+        return None
+    if value in row["true_values"]:
+        return True
+    if value in row["false_values"]:
+        return False
+    return {"true": True, "false": False}.get(row["other"])
+
+
 def torch_variant(version: str, cuda: str | None) -> str | None:
     """'2.5.1+cu124' -> 'cu124'; '1.4.0' with cuda '10.1' -> 'cu101'."""
     m = re.search(r"\+(cu\d+)", version)
@@ -284,6 +302,7 @@ def validate() -> list[str]:
         ("cuda_wheels", "nvcc_wheel"),
         ("cuda_wheels", "framework_libs"),
         ("cuda_wheels", "cudnn_wheel"),
+        ("env_settings", "setting"),
     ):
         for i, row in enumerate(table(name)[key]):
             if not row.get("source"):
@@ -311,8 +330,27 @@ def validate() -> list[str]:
     for row in table("cuinit")["code"]:
         if row["cause"] not in causes() or not row.get("title"):
             problems.append(f"cuinit.toml: code {row.get('code')}: unknown cause, or no title")
+    problems += _env_settings_problems()
     for cid, body in causes().items():
         for field in ("title", "why", "fix", "references"):
             if not body.get(field):
                 problems.append(f"causes.toml [{cid}]: no {field}")
+    return problems
+
+
+def _env_settings_problems() -> list[str]:
+    kinds = {
+        "bool": ("true_values", "false_values", "other", "meant", "meant_words"),
+        "fraction": ("low", "high"),
+        "choice": ("values",),
+        "platforms": ("gpu_values",),
+    }
+    problems = []
+    for row in table("env_settings")["setting"]:
+        wanted = (*kinds.get(row.get("kind", ""), ("kind",)), "cause", "effect", "fix")
+        missing = [f for f in wanted if f not in row]
+        if missing or row["cause"] not in causes():
+            problems.append(
+                f"env_settings.toml: {row.get('variable')}: unknown cause, or no {', '.join(missing)}"
+            )
     return problems
