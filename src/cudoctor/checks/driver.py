@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from cudoctor import knowledge, versions
-from cudoctor.checks import FRAMEWORK_FACTS, check, finding, view
+from cudoctor.checks import FRAMEWORK_FACTS, check, finding, view, visible_devices
 from cudoctor.checks.toolchain import older_ptxas_step
 from cudoctor.model import Finding, Severity, Snapshot
 
@@ -78,32 +78,9 @@ def no_gpu_visible(snap: Snapshot) -> list[Finding]:
     container = _container_hides_compute(env, names)
     if container:
         return [container]
-    if cvd is not None and cvd.strip() in ("", "-1", "none", "NoDevFiles"):
-        return [
-            finding(
-                "cuda-visible-devices-hides-gpus",
-                "no-gpu-visible",
-                Severity.ERROR,
-                f"CUDA_VISIBLE_DEVICES={cvd!r} hides every GPU from {names}",
-                LAYER,
-                evidence=[f"env:CUDA_VISIBLE_DEVICES = {cvd!r}"],
-                fix=["unset CUDA_VISIBLE_DEVICES (or export CUDA_VISIBLE_DEVICES=0)"],
-            )
-        ]
-    if isinstance(devices, list) and devices and cvd:
-        bad = _bad_indices(cvd, len(devices))
-        if bad:
-            return [
-                finding(
-                    "cuda-visible-devices-bad-index",
-                    "no-gpu-visible",
-                    Severity.ERROR,
-                    f"CUDA_VISIBLE_DEVICES={cvd!r} names GPU {', '.join(bad)} but this machine has {len(devices)} GPU(s)",
-                    LAYER,
-                    evidence=[f"env:CUDA_VISIBLE_DEVICES = {cvd!r}", f"gpu.devices: {len(devices)}"],
-                    fix=[f"export CUDA_VISIBLE_DEVICES={','.join(str(i) for i in range(len(devices)))}"],
-                )
-            ]
+    hidden = _visible_devices_finding(cvd, devices, names)
+    if hidden:
+        return [hidden]
     if snap.status("driver.version").value == "absent":
         pci = snap.value("gpu.pci") or []
         what = (
@@ -157,13 +134,35 @@ def _container_hides_compute(env: dict[str, str], names: str) -> Finding | None:
     )
 
 
-def _bad_indices(cvd: str, count: int) -> list[str]:
-    bad = []
-    for part in cvd.split(","):
-        part = part.strip()
-        if part.isdigit() and int(part) >= count:
-            bad.append(part)
-    return bad
+def _visible_devices_finding(cvd: str | None, devices: Any, names: str) -> Finding | None:
+    """CUDA_VISIBLE_DEVICES hiding every GPU, or cut short where CUDA stops reading it."""
+    if cvd is None:
+        return None
+    gpus = devices if isinstance(devices, list) and devices else None
+    uuids = tuple(str(g["uuid"]) for g in gpus or [] if g.get("uuid"))
+    seen = visible_devices.read(cvd, len(gpus) if gpus else None, uuids)
+    if seen.stopped_at is None:
+        return None
+    evidence = [f"env:CUDA_VISIBLE_DEVICES = {cvd!r}"] + ([f"gpu.devices: {len(gpus)}"] if gpus else [])
+    every = ",".join(str(i) for i in range(len(gpus))) if gpus else "0"
+    check_id = "cuda-visible-devices-bad-index" if seen.no_such_gpu else "cuda-visible-devices-hides-gpus"
+    if seen.gpus:
+        title = f"CUDA_VISIBLE_DEVICES={cvd!r} leaves only GPU {', '.join(seen.gpus)} visible to {names}: {seen.why}, and CUDA stops reading the list there"
+    else:
+        title = f"CUDA_VISIBLE_DEVICES={cvd!r} hides every GPU from {names}: {seen.why}"
+    return finding(
+        check_id,
+        "no-gpu-visible",
+        Severity.ERROR,
+        title,
+        LAYER,
+        evidence=evidence,
+        fix=[
+            f"export CUDA_VISIBLE_DEVICES={every}  (GPUs that exist, each once)"
+            if gpus
+            else "unset CUDA_VISIBLE_DEVICES (or export CUDA_VISIBLE_DEVICES=0)"
+        ],
+    )
 
 
 def _cuinit_row(rc: int) -> dict[str, Any]:
