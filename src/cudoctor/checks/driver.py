@@ -144,7 +144,6 @@ def _visible_devices_finding(cvd: str | None, devices: Any, names: str) -> Findi
     if seen.stopped_at is None:
         return None
     evidence = [f"env:CUDA_VISIBLE_DEVICES = {cvd!r}"] + ([f"gpu.devices: {len(gpus)}"] if gpus else [])
-    every = ",".join(str(i) for i in range(len(gpus))) if gpus else "0"
     check_id = "cuda-visible-devices-bad-index" if seen.no_such_gpu else "cuda-visible-devices-hides-gpus"
     if seen.gpus:
         title = f"CUDA_VISIBLE_DEVICES={cvd!r} leaves only GPU {', '.join(seen.gpus)} visible to {names}: {seen.why}, and CUDA stops reading the list there"
@@ -158,7 +157,7 @@ def _visible_devices_finding(cvd: str | None, devices: Any, names: str) -> Findi
         LAYER,
         evidence=evidence,
         fix=[
-            f"export CUDA_VISIBLE_DEVICES={every}  (GPUs that exist, each once)"
+            f"export CUDA_VISIBLE_DEVICES={','.join(str(i) for i in range(len(gpus)))}  (GPUs that exist, each once)"
             if gpus
             else "unset CUDA_VISIBLE_DEVICES (or export CUDA_VISIBLE_DEVICES=0)"
         ],

@@ -22,7 +22,7 @@ def gpu_memory_held(snap: Snapshot) -> list[Finding]:
     if not busy:
         return []
     idle = [str(g["index"]) for g in gpus if (share := _share_used(g)) is not None and share < 0.1]
-    holders = [(g, p) for g in busy for p in _compute_processes(g) or list(g.get("processes") or [])]
+    holders = [(g, p) for g in busy for p in _holders_of(g)]
     steps = [_kill_step(busy)] if any(_compute_processes(g) for g in busy) else []
     steps = steps or [
         "nvidia-smi  (find and stop the process holding the memory; in a container, run it on the host)"
@@ -85,8 +85,12 @@ def _holders(busy: list[dict[str, Any]], holders: list[tuple[dict[str, Any], dic
 
 
 def _biggest(gpu: dict[str, Any]) -> dict[str, Any] | None:
-    procs = _compute_processes(gpu) or list(gpu.get("processes") or [])
-    return max(procs, key=lambda p: p.get("used_mib") or 0, default=None)
+    return max(_holders_of(gpu), key=lambda p: p.get("used_mib") or 0, default=None)
+
+
+def _holders_of(gpu: dict[str, Any]) -> list[dict[str, Any]]:
+    """Its compute processes; the graphics-only ones only when no compute process is listed."""
+    return _compute_processes(gpu) or list(gpu.get("processes") or [])
 
 
 def _kill_step(busy: list[dict[str, Any]]) -> str:

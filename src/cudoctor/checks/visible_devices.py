@@ -29,9 +29,9 @@ def read(value: str, gpu_count: int | None = None, uuids: tuple[str, ...] = ()) 
     prefix = next((p for p in ("GPU-", "MIG-") if value.startswith(p)), None)
     seen: list[str] = []
     for entry in entries:
-        gpu, why = _read_entry(entry, prefix, gpu_count, uuids)
+        gpu, why, no_such_gpu = _read_entry(entry, prefix, gpu_count, uuids)
         if gpu is None:
-            return Visible(tuple(seen), entry, why, why.startswith(("there is no GPU", "no GPU here")))
+            return Visible(tuple(seen), entry, why, no_such_gpu)
         if gpu in seen:
             return Visible((), entry, f"GPU {gpu} is listed twice, which CUDA reads as no GPU at all")
         seen.append(gpu)
@@ -40,17 +40,18 @@ def read(value: str, gpu_count: int | None = None, uuids: tuple[str, ...] = ()) 
 
 def _read_entry(
     entry: str, prefix: str | None, gpu_count: int | None, uuids: tuple[str, ...]
-) -> tuple[str | None, str]:
+) -> tuple[str | None, str, bool]:
+    """(the GPU it names, or None where CUDA stops; why it stops; whether for a GPU not here)."""
     if prefix:
         if not entry.startswith(prefix):
-            return None, f"{entry!r} is not a {prefix} UUID like the entries before it"
+            return None, f"{entry!r} is not a {prefix} UUID like the entries before it", False
         if uuids and not any(u.startswith(entry) for u in uuids):
-            return None, f"no GPU here has a UUID starting with {entry}"
-        return entry, ""
+            return None, f"no GPU here has a UUID starting with {entry}", True
+        return entry, "", False
     match = _LEADING_INT.match(entry)
     if not match or int(match.group(0)) < 0:
-        return None, f"{entry!r} is not a GPU index" if entry != "-1" else "-1 means no GPU"
+        return None, f"{entry!r} is not a GPU index" if entry != "-1" else "-1 means no GPU", False
     index = int(match.group(0))
     if gpu_count is not None and index >= gpu_count:
-        return None, f"there is no GPU {index} on a machine with {gpu_count} GPU(s)"
-    return str(index), ""
+        return None, f"there is no GPU {index} on a machine with {gpu_count} GPU(s)", True
+    return str(index), "", False
