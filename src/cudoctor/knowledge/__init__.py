@@ -140,8 +140,8 @@ def nvcc_wheel(cuda: str) -> str | None:
 
 
 def cudnn_wheel(cuda: str | None, cudnn_major: int) -> str | None:
-    """ "'nvidia-cudnn-cu12==9.*'" for a CUDA 12 build that loads libcudnn.so.9; None where NVIDIA
-    ships no wheel of that cuDNN major for that CUDA major (cuDNN 7, CUDA 10)."""
+    """The cuDNN wheel requirement for a build of this CUDA that loads libcudnn.so.<cudnn_major>
+    ('nvidia-cudnn-cu12==9.*'); None where NVIDIA ships none (cuDNN 7, CUDA 10)."""
     want = versions.parse(cuda or "")
     for row in table("cuda_wheels")["cudnn_wheel"]:
         if want and want[0] == row["cuda_major"] and cudnn_major in row["cudnn_majors"]:
@@ -161,8 +161,8 @@ def framework_libs_step(framework: str, version: str, cuda: str | None) -> str |
         since, before = versions.parse(row["since"]) or (0,), versions.parse(row.get("before"))
         if have < since or (before and have >= before):
             continue
-        variant = re.search(r"\+(cu\d+)$", version)
-        index = f" --index-url https://download.pytorch.org/whl/{variant.group(1)}" if variant else ""
+        variant = torch_variant(version, None)  # from a +cuXYZ tag only
+        index = f" --index-url https://download.pytorch.org/whl/{variant}" if variant else ""
         return str(row["step"]).format(
             version=version.split("+")[0],
             local_version=version,
