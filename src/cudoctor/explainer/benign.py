@@ -7,6 +7,7 @@ import functools
 import re
 
 from cudoctor import knowledge
+from cudoctor.explainer import signatures
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,8 +40,7 @@ def load() -> tuple[Benign, ...]:
         Benign(
             id=row["id"],
             title=row["title"],
-            anchors=tuple(a.lower() for a in row["anchors"]),
-            regex=re.compile(row["pattern"], re.I),
+            **signatures.matcher_fields(row),
             why=row["why"],
             matters=row.get("matters", ""),
             source=row["source"],

@@ -33,8 +33,7 @@ def load() -> tuple[LogFact, ...]:
     return tuple(
         LogFact(
             id=row["id"],
-            anchors=tuple(a.lower() for a in row["anchors"]),
-            regex=re.compile(row["pattern"], re.I),
+            **signatures.matcher_fields(row),
             examples=tuple(row["examples"]),
             gives=dict(row.get("gives", {})),
             source=row.get("source", ""),

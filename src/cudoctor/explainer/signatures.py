@@ -6,7 +6,7 @@ import dataclasses
 import functools
 import re
 from collections.abc import Iterable
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from cudoctor import knowledge, versions
 
@@ -55,14 +55,23 @@ class Signature:
         return max(self.causes.items(), key=lambda kv: kv[1])[0]
 
 
+def matcher_fields(row: dict[str, Any]) -> dict[str, Any]:
+    """A data row's `anchors` (lower-cased, as the scanner compares them) and its `pattern`
+    compiled case-insensitively: the way every matcher table (signatures, benign lines, log
+    facts) is read."""
+    return {
+        "anchors": tuple(a.lower() for a in row["anchors"]),
+        "regex": re.compile(row["pattern"], re.I),
+    }
+
+
 @functools.lru_cache(maxsize=1)
 def load() -> tuple[Signature, ...]:
     rows = knowledge.table("signatures")["signature"]
     return tuple(
         Signature(
             id=row["id"],
-            anchors=tuple(a.lower() for a in row["anchors"]),
-            regex=re.compile(row["pattern"], re.I),
+            **matcher_fields(row),
             causes=dict(row["causes"]),
             specificity=int(row.get("specificity", 1)),
             examples=tuple(row.get("examples", ())),
