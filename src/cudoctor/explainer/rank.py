@@ -159,6 +159,8 @@ def capture_rules(ranked: dict[str, RankedCause], matches: list[Match], snap: Sn
         if caps.get("home_list") and caps["home_list"] not in seen_lists:
             seen_lists.add(caps["home_list"])
             _path_list_rule(ranked, m.line, caps["home_list"])
+        if caps.get("mem_free", "").isdigit() and caps.get("mem_total", "").isdigit():
+            _memory_left_rule(ranked, m.line, int(caps["mem_free"]), int(caps["mem_total"]))
     text = " ".join(m.text for m in matches) + " " + other
     if _numbers_product(text) >= INT32:
         bump(
@@ -177,6 +179,22 @@ def _gpu_left_idle_rule(
     reason = f"line {line}: {op} ran on the CPU, yet the machine has {name}"
     bump(ranked, "cpu-only-build", 0.5, reason + ": a CPU-only framework build never uses it")
     bump(ranked, "no-gpu-visible", 0.4, reason + ": hidden from the process, or no driver")
+
+
+HANDLE_MEMORY = 2 * 2**30  # bytes: far more than a cuDNN or cuBLAS handle needs
+
+
+def _memory_left_rule(ranked: dict[str, RankedCause], line: int, free: int, total: int) -> None:
+    """The log says how much GPU memory was free when a library could not start: plenty rules out memory."""
+    if free < HANDLE_MEMORY:
+        return
+    bump(
+        ranked,
+        "gpu-oom",
+        -RULE_OUT,
+        f"line {line}: {free / 2**30:.1f} of {total / 2**30:.1f} GiB of GPU memory were free when it failed; "
+        "a cuDNN or cuBLAS handle needs far less, so memory is not what stopped it",
+    )
 
 
 TURING_SHARED_MEMORY = 65536  # bytes per block: Turing and older consumer GPUs; Ampere+ allow more
