@@ -1,4 +1,4 @@
-"""JIT kernel caches shared through a network filesystem.
+"""JIT kernel caches shared through a network filesystem, or that this user cannot write.
 
 Triton, TorchInductor, CuPy and DeepGEMM write each compiled kernel to a cache directory and
 read it back. Processes that compile the same kernel at once (DDP ranks, vLLM workers, MPI
@@ -21,8 +21,9 @@ LAYER = "Environment"
 
 
 def uses_cache(row: dict[str, Any], installed: set[str] | None) -> bool:
-    """Whether a package that compiles into this cache is installed (unknown packages: assume so)."""
-    if installed is None:
+    """Whether a package that compiles into this cache is installed (unknown packages, or a cache
+    every CUDA program uses: assume so)."""
+    if installed is None or not row["packages"]:
         return True
     for want in row["packages"]:
         if want.endswith("*") and any(p.startswith(normalise(want[:-1])) for p in installed):
@@ -58,7 +59,9 @@ def jit_cache_network_fs(snap: Snapshot) -> list[Finding]:
     out = []
     for cache in snap.value("host.jit_caches") or []:
         row = rows.get(str(cache.get("tool")))
-        if row is None or cache.get("fstype") not in network or not uses_cache(row, installed):
+        if row is None or cache.get("fstype") not in network or not row.get("network_race", True):
+            continue
+        if not uses_cache(row, installed):
             continue
         how = "set by " + row["variable"] if cache.get("set_by") == row["variable"] else "its default"
         out.append(
@@ -74,6 +77,55 @@ def jit_cache_network_fs(snap: Snapshot) -> list[Finding]:
                     f"{cache['path']}: {cache['fstype']} filesystem mounted at {cache.get('mount_point')}"
                 ],
                 fix=_fix(row, cache),
+            )
+        )
+    return out
+
+
+def _installed(snap: Snapshot) -> set[str] | None:
+    packages = snap.value("python.packages")
+    return {normalise(p) for p in packages} if isinstance(packages, dict) else None
+
+
+def _unwritable_fix(row: dict[str, Any], cache: dict[str, Any]) -> list[str]:
+    var, slug = row["variable"], _slug(row["tool"])
+    elsewhere = f"export {var}=/tmp/$USER/{slug}-cache  (a directory this user owns)"
+    if not cache.get("blocked_in_home"):  # the home itself, or a directory outside it: move the cache
+        return [
+            elsewhere,
+            "Or give the user a writable home (in a container: -e HOME=/tmp/home, or run as the image's user)",
+        ]
+    blocked = cache.get("blocked_at") or cache["path"]
+    return [
+        f"sudo chown -R $(id -un): {blocked}  (or sudo rm -rf {blocked}: it is only a cache and is rebuilt)",
+        "Then run jobs as this user rather than with sudo, which leaves root-owned files behind",
+        "Or " + elsewhere,
+    ]
+
+
+@check("jit-cache-unwritable", "jit-cache-unwritable", LAYER, requires=("host.jit_caches",))
+def jit_cache_unwritable(snap: Snapshot) -> list[Finding]:
+    """A kernel cache (the CUDA driver's ~/.nv, Triton, TorchInductor, CuPy, DeepGEMM) that this
+    user cannot write: most often left owned by root by a run under sudo."""
+    rows = {row["tool"]: row for row in knowledge.table("jit_caches")["cache"]}
+    installed = _installed(snap)
+    out = []
+    for cache in snap.value("host.jit_caches") or []:
+        row = rows.get(str(cache.get("tool")))
+        if row is None or cache.get("writable", True) or not uses_cache(row, installed):
+            continue
+        blocked, owner = cache.get("blocked_at") or cache["path"], cache.get("owner") or "another user"
+        out.append(
+            finding(
+                "jit-cache-unwritable",
+                "jit-cache-unwritable",
+                Severity.WARNING,
+                f"{row['tool']}'s kernel cache {cache['path']} is not writable by this user "
+                f"({blocked} belongs to {owner}): {row['unwritable']}",
+                LAYER,
+                evidence=[f"{blocked}: owned by {owner}, not writable by this user"],
+                fix=_unwritable_fix(row, cache),
+                generic_fixes=False,
             )
         )
     return out

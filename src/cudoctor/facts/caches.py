@@ -1,9 +1,11 @@
-"""JIT kernel caches: where Triton, TorchInductor, CuPy and DeepGEMM keep compiled kernels, and the
-filesystem each directory is on (processes that share a cache on a network filesystem race)."""
+"""JIT kernel caches: where the CUDA driver, Triton, TorchInductor, CuPy and DeepGEMM keep compiled
+kernels, the filesystem each directory is on (processes that share a cache on a network filesystem
+race), and whether this user can write there (a run under sudo leaves it owned by root)."""
 
 from __future__ import annotations
 
 import getpass
+import itertools
 import os
 import re
 from collections.abc import Mapping
@@ -53,6 +55,54 @@ def mount_of(path: str, mounts: list[tuple[str, str]]) -> tuple[str, str] | None
     return best
 
 
+FOREIGN_SAMPLE = 64  # entries of a cache directory looked at for ones this user cannot write
+
+
+def _owner(path: str) -> str:
+    try:
+        uid = os.stat(path).st_uid
+    except OSError:
+        return "unknown"
+    try:
+        import pwd
+
+        return pwd.getpwuid(uid).pw_name
+    except (ImportError, KeyError):
+        return f"uid {uid}"
+
+
+def _foreign_entries(path: str) -> list[str]:
+    """Names of the first entries of `path` this user cannot write (a root-owned index file)."""
+    try:
+        with os.scandir(path) as it:
+            entries = list(itertools.islice(it, FOREIGN_SAMPLE))
+    except OSError:
+        return []
+    return sorted(e.name for e in entries if not e.is_symlink() and not os.access(e.path, os.W_OK))
+
+
+def access(path: str, home: str) -> dict[str, Any]:
+    """Whether this user can use the cache at `path`: write into it, or create it in its nearest
+    existing ancestor. Where not: the directory or entry that stops it, who owns that, and whether
+    it lies inside the user's home (a leftover to take back, not the home itself)."""
+    existing = _existing(path)
+    writable = os.access(existing, os.W_OK | os.X_OK)
+    foreign = _foreign_entries(existing) if writable and existing == os.path.realpath(path) else []
+    if writable and not foreign:
+        return {"writable": True}
+    blocked = existing if not writable else os.path.join(existing, foreign[0])
+    inside = os.path.realpath(home).rstrip("/") + "/"
+    while os.path.dirname(blocked).startswith(inside) and not os.access(os.path.dirname(blocked), os.W_OK):
+        blocked = os.path.dirname(blocked)  # ~/.nv as well as ~/.nv/ComputeCache: take back the top one
+    return {
+        "writable": False,
+        "blocked_at": blocked,
+        "owner": _owner(blocked),
+        "blocked_in_home": blocked.startswith(inside),
+        "foreign_entries": foreign,
+    }
+
+
 def _user() -> str:
     try:
         return getpass.getuser()
@@ -79,7 +129,10 @@ def jit_caches(env: Mapping[str, str], mountinfo: str = MOUNTINFO) -> Fact:
         return unknown("host.jit_caches", f"file:{mountinfo}", str(exc))
     out = []
     for row in knowledge.table("jit_caches")["cache"]:
+        if env.get(row.get("disabled_by") or "", "").strip() == "1":
+            continue  # CUDA_CACHE_DISABLE=1: no cache to race on or to write
         path, set_by = cache_dir(row, env)
+        home = env.get("HOME") or os.path.expanduser("~")
         mount = mount_of(path, mounts)
         out.append(
             {
@@ -89,6 +142,7 @@ def jit_caches(env: Mapping[str, str], mountinfo: str = MOUNTINFO) -> Fact:
                 "exists": os.path.isdir(path),
                 "mount_point": mount[0] if mount else None,
                 "fstype": mount[1] if mount else None,
+                **access(path, home),
             }
         )
     return known("host.jit_caches", out, f"env + file:{mountinfo}")
