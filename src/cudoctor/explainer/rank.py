@@ -159,6 +159,12 @@ def capture_rules(ranked: dict[str, RankedCause], matches: list[Match], snap: Sn
         if caps.get("home_list") and caps["home_list"] not in seen_lists:
             seen_lists.add(caps["home_list"])
             _path_list_rule(ranked, m.line, caps["home_list"])
+        routine, number = (
+            caps.get("routine") or caps.get("mkl_routine"),
+            caps.get("param") or caps.get("mkl_param"),
+        )
+        if routine and number and number.isdigit():
+            _blas_argument_rule(ranked, m.line, routine, int(number))
         if caps.get("mem_free", "").isdigit() and caps.get("mem_total", "").isdigit():
             _memory_left_rule(ranked, m.line, int(caps["mem_free"]), int(caps["mem_total"]))
     text = " ".join(m.text for m in matches) + " " + other
@@ -179,6 +185,23 @@ def _gpu_left_idle_rule(
     reason = f"line {line}: {op} ran on the CPU, yet the machine has {name}"
     bump(ranked, "cpu-only-build", 0.5, reason + ": a CPU-only framework build never uses it")
     bump(ranked, "no-gpu-visible", 0.4, reason + ": hidden from the process, or no driver")
+
+
+def _blas_argument_rule(ranked: dict[str, RankedCause], line: int, routine: str, number: int) -> None:
+    """Name the argument a BLAS routine refused ('parameter number 10' of SGEMM is ldb), first."""
+    name = knowledge.blas_argument(routine, number)
+    if name is None or "library-bug" not in ranked:
+        return
+    rc = ranked["library-bug"]
+    rc.reasons.append(f"line {line}: argument {number} of {routine} is {name}")
+    if name.startswith("ld"):
+        matrix = name[2:].upper()
+        rc.fixes.insert(
+            0,
+            f"{routine} refused argument {number}, {name}: the leading dimension of {matrix} must be at least "
+            f"the rows {matrix} spans as stored (max(1, rows)); a stride-0 (expanded or broadcast) or "
+            "transposed operand passed as it is gives a smaller one",
+        )
 
 
 HANDLE_MEMORY = 2 * 2**30  # bytes: far more than a cuDNN or cuBLAS handle needs

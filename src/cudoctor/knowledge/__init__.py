@@ -284,6 +284,24 @@ def arch_support(cc: versions.Version, archs: list[str]) -> str:
     return best
 
 
+BLAS_TYPE = re.compile(r"^(?:cblas_)?[sdczh](\w+)$", re.I)
+
+
+def blas_argument(routine: str, number: int) -> str | None:
+    """The name of argument `number` (counted from 1, as BLAS errors count) of a BLAS routine
+    written as its error names it ('DGEMM', 'cblas_sgemm'), or None for a routine not in the table."""
+    m = BLAS_TYPE.match(routine.strip())
+    if m is None:
+        return None
+    args = next(
+        (r["fortran"] for r in table("blas_args")["routine"] if r["kind"] == m.group(1).lower()), None
+    )
+    if args is None:
+        return None
+    args = ["layout", *args] if routine.lower().startswith("cblas_") else args
+    return str(args[number - 1]) if 1 <= number <= len(args) else None
+
+
 def validate() -> list[str]:
     """Problems in the tables: missing sources, unparsable versions, unknown cause ids."""
     problems: list[str] = []
@@ -303,6 +321,7 @@ def validate() -> list[str]:
         ("cuda_wheels", "framework_libs"),
         ("cuda_wheels", "cudnn_wheel"),
         ("env_settings", "setting"),
+        ("blas_args", "routine"),
     ):
         for i, row in enumerate(table(name)[key]):
             if not row.get("source"):
