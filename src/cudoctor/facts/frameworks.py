@@ -10,6 +10,7 @@ from __future__ import annotations
 import glob
 import os
 import re
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -112,18 +113,27 @@ def _first(paths: Sequence[str]) -> str | None:
     return next((p for p in paths if os.path.exists(p)), None)
 
 
-def read_torch(root: str, dist: Dist | None, loader: Loader) -> dict[str, Any]:
+# torch/lib's core libraries as each platform's wheels name them (a macOS arm64 wheel has
+# libtorch_cpu.dylib and libc10.dylib; Windows wheels torch_cpu.dll and c10.dll)
+TORCH_CORE = {
+    "darwin": ("libtorch_cpu.dylib", "libc10.dylib"),
+    "win32": ("torch_cpu.dll", "c10.dll"),
+}
+
+
+def read_torch(root: str, dist: Dist | None, loader: Loader, platform: str = sys.platform) -> dict[str, Any]:
     info: dict[str, Any] = {"location": root, "dist_version": dist.version if dist else None}
     ver = buildinfo.literal_assignments(os.path.join(root, "version.py"))
     info["version"] = ver.get("__version__")
     info["cuda"] = ver.get("cuda")
     info["hip"] = ver.get("hip")
     info["build"] = "cuda" if ver.get("cuda") else "rocm" if ver.get("hip") else "cpu"
+    info["mps"] = platform == "darwin"  # macOS builds drive Apple GPUs through MPS
     info["cudnn"] = _requires_pin(dist, "nvidia-cudnn")
     lib = os.path.join(root, "lib")
     info["broken"] = [
         f"{os.path.join(lib, n)} is missing"
-        for n in ("libtorch_cpu.so", "libc10.so")
+        for n in TORCH_CORE.get(platform, ("libtorch_cpu.so", "libc10.so"))
         if not os.path.exists(os.path.join(lib, n))
     ]
     cuda_lib = os.path.join(lib, "libtorch_cuda.so")
@@ -169,7 +179,9 @@ def read_tensorflow(root: str, dist: Dist | None, loader: Loader) -> dict[str, A
     core = _first(
         [
             os.path.join(root, "python", "_pywrap_tensorflow_internal.so"),
+            os.path.join(root, "python", "_pywrap_tensorflow_internal.pyd"),  # Windows
             os.path.join(root, "libtensorflow_framework.so.2"),
+            os.path.join(root, "libtensorflow_framework.2.dylib"),  # macOS
         ]
     )
     info["broken"] = [] if core else [f"{root}/python/_pywrap_tensorflow_internal.so is missing"]

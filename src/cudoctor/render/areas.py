@@ -69,6 +69,8 @@ def _framework_summary(info: dict[str, Any]) -> str:
         if info.get("archs"):
             parts.append(" ".join(info["archs"]))
         return ", ".join(parts)
+    if build == "cpu" and info.get("mps"):
+        return "no CUDA; Apple GPU through MPS"
     return {"cpu": "CPU-only build", "rocm": "ROCm build"}.get(str(build), f"build {build}")
 
 
