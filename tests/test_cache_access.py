@@ -1,14 +1,14 @@
 """Kernel caches this user cannot write: the fact (read as an unprivileged user from real
 directories), the jit-cache-unwritable check, and the explain signatures it confirms.
 
-The layouts are real: directories owned by root and read by the `nobody` user from a forked
-child when the tests run as root (as CI does), or made read-only when they run as a user.
+The layouts are real: directories owned by root and read by the `nobody` user from a worker
+process when the tests run as root (as CI does), or made read-only when they run as a user.
 """
 
 from __future__ import annotations
 
 import io
-import json
+import multiprocessing
 import os
 import pwd
 import shutil
@@ -31,29 +31,27 @@ CUBLAS_NOT_INITIALIZED = (
 )
 
 
-def as_user(work: Callable[[], Any]) -> Any:
-    """`work()` run as an unprivileged user: as `nobody` in a forked child when we are root (root
-    may write anywhere), else as ourselves. Its result comes back as JSON."""
+def _become_nobody() -> None:
+    """A pool worker's start: load what the fact needs while still root, then drop to nobody."""
+    caches.jit_caches({"HOME": "/nonexistent"})
+    os.setgid(NOBODY)
+    os.setuid(NOBODY)
+
+
+def _jit_caches(env: dict[str, str]) -> list[dict[str, Any]]:
+    value: list[dict[str, Any]] = caches.jit_caches(env).value
+    return value
+
+
+@pytest.fixture(scope="module")
+def unprivileged() -> Iterator[Any]:
+    """A worker process running as `nobody` when we are root (root may write anywhere); a fresh
+    interpreter (spawn), so no thread of this test process is copied into it."""
     if not ROOT_RUN:
-        return json.loads(json.dumps(work()))
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        code = 1
-        try:
-            os.setgid(NOBODY)
-            os.setuid(NOBODY)
-            os.write(write, json.dumps(work()).encode())
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write)
-    data = b""
-    while chunk := os.read(read, 1 << 16):
-        data += chunk
-    os.close(read)
-    assert os.waitpid(pid, 0)[1] == 0
-    return json.loads(data)
+        yield None
+        return
+    with multiprocessing.get_context("spawn").Pool(1, initializer=_become_nobody) as pool:
+        yield pool
 
 
 @pytest.fixture
@@ -87,14 +85,19 @@ def cuda_cache(entries: list[dict[str, Any]]) -> dict[str, Any]:
     return next(c for c in entries if c["tool"] == "CUDA driver")
 
 
-def collect(home: Path, **env: str) -> list[dict[str, Any]]:
-    environ = {"HOME": str(home), "TMPDIR": str(home), **env}
-    result: list[dict[str, Any]] = as_user(lambda: caches.jit_caches(environ).value)
-    return result
+@pytest.fixture
+def collect(unprivileged: Any) -> Callable[..., list[dict[str, Any]]]:
+    def run(home: Path, **env: str) -> list[dict[str, Any]]:
+        environ = {"HOME": str(home), "TMPDIR": str(home), **env}
+        return unprivileged.apply(_jit_caches, (environ,)) if unprivileged else _jit_caches(environ)
+
+    return run
 
 
 # ---------------------------------------------------------------- the fact
-def test_a_root_owned_nv_directory_blocks_the_drivers_cache_at_its_top(home: Path) -> None:
+def test_a_root_owned_nv_directory_blocks_the_drivers_cache_at_its_top(
+    home: Path, collect: Callable[..., list[dict[str, Any]]]
+) -> None:
     left_by_sudo(home / ".nv" / "ComputeCache")
     left_by_sudo(home / ".nv")
     cuda = cuda_cache(collect(home))
@@ -103,11 +106,15 @@ def test_a_root_owned_nv_directory_blocks_the_drivers_cache_at_its_top(home: Pat
     assert cuda["owner"] == owner(home / ".nv") and cuda["blocked_in_home"] is True
 
 
-def test_a_cache_not_created_yet_under_a_home_the_user_owns_is_writable(home: Path) -> None:
+def test_a_cache_not_created_yet_under_a_home_the_user_owns_is_writable(
+    home: Path, collect: Callable[..., list[dict[str, Any]]]
+) -> None:
     assert all(c["writable"] for c in collect(home))
 
 
-def test_a_root_owned_file_inside_a_writable_cache_is_named(home: Path) -> None:
+def test_a_root_owned_file_inside_a_writable_cache_is_named(
+    home: Path, collect: Callable[..., list[dict[str, Any]]]
+) -> None:
     cache = home / ".triton" / "cache"
     cache.mkdir(parents=True)
     (cache / "index").write_text("")
@@ -121,7 +128,9 @@ def test_a_root_owned_file_inside_a_writable_cache_is_named(home: Path) -> None:
     assert triton["blocked_at"] == str(cache / "index")
 
 
-def test_a_home_the_user_cannot_write_is_no_leftover_to_take_back(home: Path) -> None:
+def test_a_home_the_user_cannot_write_is_no_leftover_to_take_back(
+    home: Path, collect: Callable[..., list[dict[str, Any]]]
+) -> None:
     if ROOT_RUN:
         os.chown(home, 0, 0)
     else:
@@ -131,7 +140,9 @@ def test_a_home_the_user_cannot_write_is_no_leftover_to_take_back(home: Path) ->
     assert triton["blocked_in_home"] is False
 
 
-def test_cuda_cache_disable_leaves_the_drivers_cache_out(home: Path) -> None:
+def test_cuda_cache_disable_leaves_the_drivers_cache_out(
+    home: Path, collect: Callable[..., list[dict[str, Any]]]
+) -> None:
     left_by_sudo(home / ".nv")
     tools = {c["tool"] for c in collect(home, CUDA_CACHE_DISABLE="1")}
     assert "CUDA driver" not in tools and "Triton" in tools
