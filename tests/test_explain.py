@@ -29,6 +29,13 @@ def top(exp: rank.Explanation) -> list[str]:
     return [c.id for c in exp.causes[:3]]
 
 
+def rooted(text: str, sig_id: str) -> rank.Explanation:
+    """The explanation of `text`, after checking that signature `sig_id` matched its root error."""
+    exp = explain_text(text)
+    assert exp.root is not None and exp.root.sig.id == sig_id
+    return exp
+
+
 ASYNC = """epoch 1 step 10 loss 2.31
 /pytorch/aten/src/ATen/native/cuda/Loss.cu:242: nll_loss_forward_reduce_cuda_kernel_2d: block: [0,0,0], thread: [5,0,0] Assertion `t >= 0 && t < n_classes` failed.
 Traceback (most recent call last):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cudoctor import knowledge
-from tests.test_explain import explain_text, top
+from tests.test_explain import explain_text, rooted, top
 
 
 @pytest.mark.parametrize(
@@ -42,8 +42,10 @@ def test_a_refused_leading_dimension_is_named_in_the_first_step() -> None:
 
 
 def test_mkl_parameter_errors_are_not_a_cpu_runtime_conflict() -> None:
-    exp = explain_text("121: Intel MKL ERROR: Parameter 11 was incorrect on entry to cblas_sgemm.\n")
-    assert exp.root is not None and exp.root.sig.id == "library-bug/blas-illegal-parameter"
+    exp = rooted(
+        "121: Intel MKL ERROR: Parameter 11 was incorrect on entry to cblas_sgemm.\n",
+        "library-bug/blas-illegal-parameter",
+    )
     assert top(exp)[0] == "library-bug"
     assert "cblas_sgemm refused argument 11, ldb" in exp.causes[0].fixes[0]
 

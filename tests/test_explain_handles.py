@@ -3,7 +3,7 @@ with what the log says about the GPU's memory at that moment. Lines are from the
 
 from __future__ import annotations
 
-from tests.test_explain import explain_text, top
+from tests.test_explain import explain_text, rooted, top
 
 # jax-ml/jax#22626: JAX had preallocated its 75%; the cause was a cuDNN other than jaxlib's 8.6
 CUDNN_HANDLE = (
@@ -39,8 +39,7 @@ def test_xla_gemm_autotuner_without_cublas_is_memory_taken_by_another_framework(
         "tensorflow/compiler/xla/service/gpu/gemm_algorithm_picker.cc:327) "
         "stream->parent()->GetBlasGemmAlgorithms(stream, &algorithms)"
     )
-    exp = explain_text(line)
-    assert exp.root is not None and exp.root.sig.id == "gpu-oom/xla-gemm-algorithms-unavailable"
+    exp = rooted(line, "gpu-oom/xla-gemm-algorithms-unavailable")
     assert top(exp)[0] == "gpu-oom"
     assert any("XLA_PYTHON_CLIENT_PREALLOCATE=false" in f for f in exp.causes[0].fixes)
 
@@ -53,7 +52,6 @@ def test_curand_launch_failure_is_a_gpu_newer_than_the_build_first() -> None:
         "*** Check failure stack trace: ***\n"
         "    @     0x7f544737f6b1  caffe::caffe_gpu_rng_gaussian<>()\n"
     )
-    exp = explain_text(log)
-    assert exp.root is not None and exp.root.sig.id == "arch-unsupported/curand-launch-failure"
+    exp = rooted(log, "arch-unsupported/curand-launch-failure")
     assert top(exp)[:2] == ["arch-unsupported", "multiple-toolkits"]
     assert any("Pascal (GTX 10xx, cc 6.x) CUDA 8" in f for f in exp.causes[0].fixes)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_explain import explain_text, top
+from tests.test_explain import explain_text, rooted, top
 
 
 @pytest.mark.parametrize(
@@ -29,8 +29,7 @@ from tests.test_explain import explain_text, top
     ],
 )
 def test_mps_errors_name_their_cause(line: str, sig: str, cause: str) -> None:
-    exp = explain_text(line)
-    assert exp.root is not None and exp.root.sig.id == sig
+    exp = rooted(line, sig)
     assert top(exp)[0] == cause
     assert not any("nvidia-smi" in f for f in exp.causes[0].fixes)
 
@@ -41,8 +40,7 @@ def test_mps_out_of_memory_reads_the_limit_and_speaks_of_the_mac() -> None:
         "max allowed: 9.07 GB). Tried to allocate 563.62 MB on private pool. Use "
         "PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable upper limit for memory allocations (may cause system failure)."
     )
-    exp = explain_text(line)
-    assert exp.root is not None and exp.root.sig.id == "gpu-oom/mps-backend-out-of-memory"
+    exp = rooted(line, "gpu-oom/mps-backend-out-of-memory")
     fixes = exp.causes[0].fixes
     assert top(exp)[0] == "gpu-oom" and "stops at 9.07 GB" in fixes[0] and "7.42 GB" in fixes[0]
     assert not any("nvidia-smi" in f or "PYTORCH_CUDA_ALLOC_CONF" in f for f in fixes)
