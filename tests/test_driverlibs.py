@@ -204,6 +204,13 @@ def test_the_finding_confirms_ptx_jit_not_found_and_no_other_missing_library(tmp
     assert all(not rc.findings for rc in other.causes)
 
 
+def test_a_missing_jit_compiler_explains_no_binary_for_gpu(tmp_path: Path) -> None:
+    # Theano/libgpuarray#289: the PTX could not be JIT-compiled without libnvidia-ptxjitcompiler
+    no_binary = "CUDA_ERROR_NO_BINARY_FOR_GPU\n"
+    assert explain(no_binary, Snapshot()).causes[0].id == "arch-unsupported"
+    assert explain(no_binary, incomplete(tmp_path)).causes[0].id == "cuda-libs-missing"
+
+
 def test_live_collection_on_this_machine_does_not_fail() -> None:
     facts = driverlibs.collect(dict(os.environ), loader.read_ldcache()[0])
     assert facts and facts[0].key == "driver.libraries" and facts[0].status.value in ("known", "absent")
