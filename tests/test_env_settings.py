@@ -134,3 +134,63 @@ def test_jax_refuses_exactly_the_values_the_check_calls_errors(
         refused = True
     flagged = [t for t in _misread({variable: value}, jax=JAX) if "is not" in t]
     assert bool(flagged) is refused
+
+
+# ---------------------------------------------------------------- setting-left-on
+TORCH = {"version": "2.5.1+cu124", "build": "cuda", "cuda": "12.4"}
+TORCH_CPU = {"version": "2.5.1+cpu", "build": "cpu", "cuda": None}
+TURING = {"index": 0, "name": "Tesla T4", "cc": "7.5", "memory_total_mib": 15360, "memory_used_mib": 0}
+
+
+def _left_on(env: dict[str, str], gpus: list[dict[str, Any]] | None = None, **frameworks: Any) -> list[Any]:
+    extra: dict[str, Any] = {f"framework__{k}": v for k, v in frameworks.items()}
+    if gpus is not None:
+        extra["gpu__devices"] = gpus
+    return list(run_check("setting-left-on", stated({}, env=env, **extra)).findings)
+
+
+def test_cuda_launch_blocking_left_on_warns_with_the_slowdown() -> None:
+    found = _left_on({"CUDA_LAUNCH_BLOCKING": "1"}, torch=TORCH)
+    assert [f.severity for f in found] == [Severity.WARNING]
+    assert "CUDA_LAUNCH_BLOCKING=1 is set: every kernel launch waits" in found[0].title
+    assert found[0].fix[0].startswith("unset CUDA_LAUNCH_BLOCKING")
+
+
+@pytest.mark.parametrize(
+    ("env", "frameworks"),
+    [
+        ({"CUDA_LAUNCH_BLOCKING": "0"}, {"torch": TORCH}),  # asynchronous, the default
+        ({"CUDA_LAUNCH_BLOCKING": "1"}, {"torch": TORCH_CPU}),  # no CUDA framework to slow down
+        ({"TF_CPP_MIN_LOG_LEVEL": "1"}, {"tensorflow": TF}),  # hides only INFO lines
+        ({"TF_CPP_MIN_LOG_LEVEL": "3"}, {"torch": TORCH}),  # TensorFlow is not here
+        ({}, {"torch": TORCH, "jax": JAX}),
+    ],
+)
+def test_settings_that_cost_nothing_here_stay_silent(env: dict[str, str], frameworks: dict[str, Any]) -> None:
+    assert _left_on(env, **frameworks) == []
+
+
+def test_tf_log_level_that_hides_the_library_warnings_is_noted() -> None:
+    found = _left_on({"TF_CPP_MIN_LOG_LEVEL": "2"}, tensorflow=TF)
+    assert [f.severity for f in found] == [Severity.INFO] and "Could not load dynamic library" in found[
+        0
+    ].title
+
+
+def test_gpu_dependent_settings_need_the_gpus_they_matter_for() -> None:
+    p2p, tf32 = {"NCCL_P2P_DISABLE": "1"}, {"NVIDIA_TF32_OVERRIDE": "0"}
+    assert _left_on(p2p, [GPU], torch=TORCH) == []
+    assert len(_left_on(p2p, [GPU, dict(GPU, index=1)], torch=TORCH)) == 1
+    assert _left_on(tf32, [TURING], torch=TORCH) == []  # no TF32 before Ampere
+    assert len(_left_on(tf32, [GPU], torch=TORCH)) == 1
+    assert _left_on(tf32, None, torch=TORCH) == []  # GPUs unknown: no claim
+
+
+def test_setting_left_on_without_the_environment_is_unknown() -> None:
+    assert run_check("setting-left-on", stated({}, framework__torch=TORCH)).outcome == "unknown"
+
+
+def test_every_left_on_row_names_frameworks_the_check_knows() -> None:
+    rows = knowledge.table("env_settings")["left_on"]
+    assert {f for row in rows for f in row["frameworks"]} <= {"torch", "tensorflow", "jax", "cupy"}
+    assert all(row["severity"] in ("warning", "info") and row["values"] for row in rows)

@@ -1,13 +1,14 @@
 """Framework settings in the environment that the framework reads otherwise than meant: a value
 it ignores (TF_FORCE_GPU_ALLOW_GROWTH=True), reads the other way (XLA_PYTHON_CLIENT_PREALLOCATE=FALSE),
 refuses at start (XLA_PYTHON_CLIENT_MEM_FRACTION=90%), or that keeps it off the GPU
-(JAX_PLATFORMS=cpu). How each variable is read is data: knowledge/env_settings.toml."""
+(JAX_PLATFORMS=cpu); and debugging or workaround settings left on (CUDA_LAUNCH_BLOCKING=1). How each
+variable is read is data: knowledge/env_settings.toml."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from cudoctor import knowledge
+from cudoctor import knowledge, versions
 from cudoctor.checks import FRAMEWORK_FACTS, check, finding, view
 from cudoctor.model import Finding, Severity, Snapshot
 
@@ -79,3 +80,43 @@ def _misread_bool(row: dict[str, Any], value: str) -> tuple[Severity, str] | Non
     if read is None:
         return Severity.WARNING, "is ignored"
     return Severity.WARNING, f"is read as {str(read).lower()}"
+
+
+@check("setting-left-on", "setting-left-on", LAYER, requires=("env",), requires_any=FRAMEWORK_FACTS)
+def setting_left_on(snap: Snapshot) -> list[Finding]:
+    """A setting made to debug or work around a problem is still in the environment, and slows
+    every run (CUDA_LAUNCH_BLOCKING=1, PYTORCH_NO_CUDA_MEMORY_CACHING=1) or hides its errors."""
+    env = view.env(snap)
+    builds = dict(view.cuda_frameworks(snap))
+    gpus = view.gpus(snap)
+    out = []
+    for row in knowledge.table("env_settings")["left_on"]:
+        value = env.get(row["variable"])
+        users = [name for name in row["frameworks"] if name in builds]
+        if value is None or value.strip() not in row["values"] or not users or not _applies(row, gpus):
+            continue
+        out.append(
+            finding(
+                "setting-left-on",
+                "setting-left-on",
+                Severity.WARNING if row["severity"] == "warning" else Severity.INFO,
+                f"{row['variable']}={value} is set: {row['effect']}",
+                LAYER,
+                evidence=[f"env:{row['variable']} = {value!r}"]
+                + [view.describe(name, builds[name]) for name in users],
+                fix=[row["fix"]],
+                generic_fixes=False,
+                subject=row["variable"],
+            )
+        )
+    return out
+
+
+def _applies(row: dict[str, Any], gpus: list[dict[str, Any]]) -> bool:
+    """Whether the GPUs the facts know are the kind the setting matters for (unknown GPUs: no)."""
+    if "min_gpus" in row and len(gpus) < row["min_gpus"]:
+        return False
+    if "min_cc" in row:
+        floor = versions.cc_tuple(row["min_cc"])
+        return floor is not None and any(g.get("cc_t") and g["cc_t"] >= floor for g in gpus)
+    return True

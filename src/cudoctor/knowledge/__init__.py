@@ -321,6 +321,7 @@ def validate() -> list[str]:
         ("cuda_wheels", "framework_libs"),
         ("cuda_wheels", "cudnn_wheel"),
         ("env_settings", "setting"),
+        ("env_settings", "left_on"),
         ("blas_args", "routine"),
     ):
         for i, row in enumerate(table(name)[key]):
