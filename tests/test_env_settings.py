@@ -170,6 +170,11 @@ def test_settings_that_cost_nothing_here_stay_silent(env: dict[str, str], framew
     assert _left_on(env, **frameworks) == []
 
 
+def test_jax_disable_jit_is_read_as_jax_reads_a_boolean() -> None:
+    assert len(_left_on({"JAX_DISABLE_JIT": "Yes"}, jax=JAX)) == 1
+    assert _left_on({"JAX_DISABLE_JIT": "off"}, jax=JAX) == []
+
+
 def test_tf_log_level_that_hides_the_library_warnings_is_noted() -> None:
     found = _left_on({"TF_CPP_MIN_LOG_LEVEL": "2"}, tensorflow=TF)
     assert [f.severity for f in found] == [Severity.INFO] and "Could not load dynamic library" in found[

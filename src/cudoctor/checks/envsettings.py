@@ -93,7 +93,8 @@ def setting_left_on(snap: Snapshot) -> list[Finding]:
     for row in knowledge.table("env_settings")["left_on"]:
         value = env.get(row["variable"])
         users = [name for name in row["frameworks"] if name in builds]
-        if value is None or value.strip() not in row["values"] or not users or not _applies(row, gpus):
+        on = value is not None and value.strip().lower() in {v.lower() for v in row["values"]}
+        if not on or not users or not _applies(row, gpus):
             continue
         out.append(
             finding(
