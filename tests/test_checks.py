@@ -202,6 +202,37 @@ def test_cpu_only_build() -> None:
     assert outcome("cpu-only-build", stated({"framework_version": "torch 2.3.0+cpu"}))[0] == "unknown"
 
 
+def test_a_cpu_only_finding_names_only_its_own_framework_install() -> None:
+    snap = stated({"gpu": "A100"}, framework__jax={"version": "0.4.30", "build": "cpu"})
+    fix = run_check("cpu-only-build", snap).findings[0].fix
+    assert fix == ("pip install -U 'jax[cuda12]'",)  # not the cause's PyTorch and TensorFlow steps
+
+
+def test_findings_about_a_library_or_setting_stay_in_their_layer() -> None:
+    from cudoctor.checks import finding
+    from cudoctor.model import CheckResult, Report
+    from cudoctor.render.areas import areas
+
+    snap = stated({}, framework__torch={"version": "2.5.1+cu124", "build": "cuda", "cuda": "12.4"})
+    left_on = finding(
+        "setting-left-on",
+        "setting-left-on",
+        Severity.WARNING,
+        "x",
+        "Environment",
+        subject="CUDA_LAUNCH_BLOCKING",
+    )
+    about_torch = finding(
+        "cpu-only-torch", "cpu-only-build", Severity.WARNING, "y", "Frameworks", subject="torch"
+    )
+    titles = {
+        a.title: [f.id for f in a.findings]
+        for a in areas(Report(snap, [CheckResult("t", "findings", (left_on, about_torch))]))
+    }
+    assert titles["Environment"] == ["setting-left-on"] and "Other" not in titles
+    assert titles["PyTorch 2.5.1+cu124"] == ["cpu-only-torch"]
+
+
 def test_arch_unsupported_both_directions() -> None:
     too_new = stated({"gpu": "A100", "framework_version": "tensorflow-gpu 1.13.1"})
     assert outcome("arch-unsupported", too_new)[1] == ["arch-unsupported"]

@@ -41,6 +41,7 @@ def cpu_only_build(snap: Snapshot) -> list[Finding]:
                 ],
                 fix=[CPU_FIX[name]] if name in CPU_FIX else [],
                 subject=name,
+                generic_fixes=name not in CPU_FIX,  # the cause's steps name every framework
             )
         )
     return out

@@ -86,7 +86,7 @@ def areas(report: Report) -> list[Area]:
     found = report.findings
     by_layer: dict[str, list[Finding]] = {}
     for f in found:
-        key = f"framework:{f.subject}" if f.subject else f.layer
+        key = f"framework:{f.subject}" if f.subject in FRAMEWORK_LABEL else f.layer
         by_layer.setdefault(key, []).append(f)
     out = [
         Area(
