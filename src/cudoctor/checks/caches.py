@@ -33,6 +33,11 @@ def uses_cache(row: dict[str, Any], installed: set[str] | None) -> bool:
     return False
 
 
+def _installed(snap: Snapshot) -> set[str] | None:
+    packages = snap.value("python.packages")
+    return {normalise(p) for p in packages} if isinstance(packages, dict) else None
+
+
 def _slug(tool: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", tool.lower().split(" (")[0]).strip("-")
 
@@ -54,8 +59,7 @@ def jit_cache_network_fs(snap: Snapshot) -> list[Finding]:
     filesystem: processes compiling the same kernel at once race on its files there."""
     table = knowledge.table("jit_caches")
     network, rows = set(table["network"]["types"]), {row["tool"]: row for row in table["cache"]}
-    packages = snap.value("python.packages")
-    installed = {normalise(p) for p in packages} if isinstance(packages, dict) else None
+    installed = _installed(snap)
     out = []
     for cache in snap.value("host.jit_caches") or []:
         row = rows.get(str(cache.get("tool")))
@@ -80,11 +84,6 @@ def jit_cache_network_fs(snap: Snapshot) -> list[Finding]:
             )
         )
     return out
-
-
-def _installed(snap: Snapshot) -> set[str] | None:
-    packages = snap.value("python.packages")
-    return {normalise(p) for p in packages} if isinstance(packages, dict) else None
 
 
 def _unwritable_fix(row: dict[str, Any], cache: dict[str, Any]) -> list[str]:

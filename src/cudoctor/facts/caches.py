@@ -128,11 +128,11 @@ def jit_caches(env: Mapping[str, str], mountinfo: str = MOUNTINFO) -> Fact:
     except OSError as exc:
         return unknown("host.jit_caches", f"file:{mountinfo}", str(exc))
     out = []
+    home = env.get("HOME") or os.path.expanduser("~")
     for row in knowledge.table("jit_caches")["cache"]:
         if env.get(row.get("disabled_by") or "", "").strip() == "1":
             continue  # CUDA_CACHE_DISABLE=1: no cache to race on or to write
         path, set_by = cache_dir(row, env)
-        home = env.get("HOME") or os.path.expanduser("~")
         mount = mount_of(path, mounts)
         out.append(
             {
