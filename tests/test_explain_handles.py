@@ -55,3 +55,15 @@ def test_curand_launch_failure_is_a_gpu_newer_than_the_build_first() -> None:
     exp = rooted(log, "arch-unsupported/curand-launch-failure")
     assert top(exp)[:2] == ["arch-unsupported", "multiple-toolkits"]
     assert any("Pascal (GTX 10xx, cc 6.x) CUDA 8" in f for f in exp.causes[0].fixes)
+
+
+def test_triton_without_the_unversioned_libcuda_points_at_triton_libcuda_path() -> None:
+    # unslothai/unsloth#679: Triton 2.1's own search for libcuda.so, with libcuda.so.1 present
+    log = (
+        "AssertionError: libcuda.so cannot found!\n"
+        "Possible files are located at ['/lib/x86_64-linux-gnu/libcuda.so.1'].Please create a symlink of "
+        "libcuda.so to any of the file.\n"
+    )
+    exp = rooted(log, "cuda-libs-missing/triton-libcuda-not-found")
+    assert top(exp)[:2] == ["cuda-libs-missing", "library-bug"]
+    assert "TRITON_LIBCUDA_PATH" in exp.causes[0].fixes[0]
