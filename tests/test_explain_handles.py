@@ -3,6 +3,8 @@ with what the log says about the GPU's memory at that moment. Lines are from the
 
 from __future__ import annotations
 
+import pytest
+
 from tests.test_explain import explain_text, rooted, top
 
 # jax-ml/jax#22626: JAX had preallocated its 75%; the cause was a cuDNN other than jaxlib's 8.6
@@ -44,26 +46,41 @@ def test_xla_gemm_autotuner_without_cublas_is_memory_taken_by_another_framework(
     assert any("XLA_PYTHON_CLIENT_PREALLOCATE=false" in f for f in exp.causes[0].fixes)
 
 
-def test_curand_launch_failure_is_a_gpu_newer_than_the_build_first() -> None:
-    # BVLC/caffe#4324: a GTX 1080 with a CUDA 7.5 build
-    log = (
-        "F0616 13:17:34.736345 13420 math_functions.cu:408] Check failed: status == "
-        "CURAND_STATUS_SUCCESS (201 vs. 0)  CURAND_STATUS_LAUNCH_FAILURE\n"
-        "*** Check failure stack trace: ***\n"
-        "    @     0x7f544737f6b1  caffe::caffe_gpu_rng_gaussian<>()\n"
-    )
-    exp = rooted(log, "arch-unsupported/curand-launch-failure")
-    assert top(exp)[:2] == ["arch-unsupported", "multiple-toolkits"]
-    assert any("Pascal (GTX 10xx, cc 6.x) CUDA 8" in f for f in exp.causes[0].fixes)
+# BVLC/caffe#4324: a GTX 1080 with a CUDA 7.5 build
+CURAND = (
+    "F0616 13:17:34.736345 13420 math_functions.cu:408] Check failed: status == "
+    "CURAND_STATUS_SUCCESS (201 vs. 0)  CURAND_STATUS_LAUNCH_FAILURE\n"
+    "*** Check failure stack trace: ***\n"
+    "    @     0x7f544737f6b1  caffe::caffe_gpu_rng_gaussian<>()\n"
+)
+# unslothai/unsloth#679: Triton's own search for libcuda.so, with libcuda.so.1 present
+TRITON_LIBCUDA = (
+    "AssertionError: libcuda.so cannot found!\n"
+    "Possible files are located at ['/lib/x86_64-linux-gnu/libcuda.so.1'].Please create a symlink of "
+    "libcuda.so to any of the file.\n"
+)
 
 
-def test_triton_without_the_unversioned_libcuda_points_at_triton_libcuda_path() -> None:
-    # unslothai/unsloth#679: Triton 2.1's own search for libcuda.so, with libcuda.so.1 present
-    log = (
-        "AssertionError: libcuda.so cannot found!\n"
-        "Possible files are located at ['/lib/x86_64-linux-gnu/libcuda.so.1'].Please create a symlink of "
-        "libcuda.so to any of the file.\n"
-    )
-    exp = rooted(log, "cuda-libs-missing/triton-libcuda-not-found")
-    assert top(exp)[:2] == ["cuda-libs-missing", "library-bug"]
-    assert "TRITON_LIBCUDA_PATH" in exp.causes[0].fixes[0]
+@pytest.mark.parametrize(
+    ("log", "sig", "first_two", "step"),
+    [
+        (
+            CURAND,
+            "arch-unsupported/curand-launch-failure",
+            ["arch-unsupported", "multiple-toolkits"],
+            "Pascal (GTX 10xx, cc 6.x) CUDA 8",
+        ),
+        (
+            TRITON_LIBCUDA,
+            "cuda-libs-missing/triton-libcuda-not-found",
+            ["cuda-libs-missing", "library-bug"],
+            "TRITON_LIBCUDA_PATH",
+        ),
+    ],
+)
+def test_a_library_that_could_not_launch_or_load_reads_its_cause_and_step(
+    log: str, sig: str, first_two: list[str], step: str
+) -> None:
+    exp = rooted(log, sig)
+    assert top(exp)[:2] == first_two
+    assert any(step in f for f in exp.causes[0].fixes)
