@@ -96,6 +96,7 @@ def finding(
 
 def _load_all() -> None:
     from cudoctor.checks import (  # noqa: F401
+        allocconf,
         build,
         caches,
         cpu,

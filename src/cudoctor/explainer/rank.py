@@ -14,7 +14,7 @@ from typing import Any
 
 from cudoctor import knowledge, versions
 from cudoctor.checks import run_checks, view
-from cudoctor.explainer import gpu_rules, signatures
+from cudoctor.explainer import gpu_rules, setting_rules, signatures
 from cudoctor.explainer.ranked import CONFIRM, RULE_OUT, RankedCause, bump
 from cudoctor.explainer.scan import Match, ScanResult
 from cudoctor.model import Finding, Severity, Snapshot
@@ -165,6 +165,8 @@ def capture_rules(ranked: dict[str, RankedCause], matches: list[Match], snap: Sn
         )
         if routine and number and number.isdigit():
             _blas_argument_rule(ranked, m.line, routine, int(number))
+        if caps.get("alloc_key"):
+            setting_rules.alloc_key_rule(ranked, m.line, caps["alloc_key"], snap)
         if caps.get("mem_free", "").isdigit() and caps.get("mem_total", "").isdigit():
             _memory_left_rule(ranked, m.line, int(caps["mem_free"]), int(caps["mem_total"]))
     text = " ".join(m.text for m in matches) + " " + other

@@ -323,6 +323,8 @@ def validate() -> list[str]:
         ("env_settings", "setting"),
         ("env_settings", "left_on"),
         ("blas_args", "routine"),
+        ("torch_alloc_conf", "variable"),
+        ("torch_alloc_conf", "key"),
     ):
         for i, row in enumerate(table(name)[key]):
             if not row.get("source"):
@@ -351,6 +353,7 @@ def validate() -> list[str]:
         if row["cause"] not in causes() or not row.get("title"):
             problems.append(f"cuinit.toml: code {row.get('code')}: unknown cause, or no title")
     problems += _env_settings_problems()
+    problems += _alloc_conf_problems()
     for cid, body in causes().items():
         for field in ("title", "why", "fix", "references"):
             if not body.get(field):
@@ -373,4 +376,21 @@ def _env_settings_problems() -> list[str]:
             problems.append(
                 f"env_settings.toml: {row.get('variable')}: unknown cause, or no {', '.join(missing)}"
             )
+    return problems
+
+
+def _alloc_conf_problems() -> list[str]:
+    """torch_alloc_conf.toml: releases that parse, `until` after `since`, a known value kind with
+    its bounds, no key twice."""
+    kinds = {"int": (), "fraction": ("low", "high"), "bool": (), "choice": ("values",), "any": ()}
+    problems, seen = [], set()
+    for row in table("torch_alloc_conf")["key"]:
+        name = row.get("name", "?")
+        since, until = versions.parse(row.get("since")), versions.parse(row.get("until"))
+        if since is None or ("until" in row and (until is None or not versions.cmp(until, since) > 0)):
+            problems.append(f"torch_alloc_conf.toml: {name}: since/until do not parse or are out of order")
+        missing = [f for f in kinds.get(row.get("value", ""), ("value",)) if f not in row]
+        if missing or name in seen or not row.get("means"):
+            problems.append(f"torch_alloc_conf.toml: {name}: duplicate, no means, or no {', '.join(missing)}")
+        seen.add(name)
     return problems

@@ -1,0 +1,48 @@
+"""Rules for errors about a framework setting: the option a log names, read against which
+release knows it (knowledge/torch_alloc_conf.toml) and the torch the facts describe."""
+
+from __future__ import annotations
+
+from cudoctor import versions
+from cudoctor.checks import view
+from cudoctor.explainer.ranked import RankedCause
+from cudoctor.knowledge import torch_alloc_conf as alloc_conf
+from cudoctor.model import Snapshot
+
+CAUSE = "env-setting-invalid"
+VARIABLE = "PYTORCH_CUDA_ALLOC_CONF"
+
+
+def alloc_key_rule(ranked: dict[str, RankedCause], line: int, key: str, snap: Snapshot) -> None:
+    """'Unrecognized CachingAllocator option: expandable_segments': say which release added the
+    key, and whether the torch on this machine knows it."""
+    rc = ranked.get(CAUSE)
+    if rc is None:
+        return
+    info = dict(view.frameworks(snap)).get("torch") or {}
+    version = versions.parse(info.get("version"))
+    problem = alloc_conf.key_problem(key, version, VARIABLE)
+    if problem is not None:
+        rc.reasons.append(f"line {line}: {problem.text}")
+        rc.fixes.insert(0, problem.fix)
+        return
+    history = alloc_conf.key_history(key)
+    if version is None:
+        if history:
+            rc.reasons.append(f"line {line}: {history}")
+            rc.fixes.insert(
+                0,
+                f"Check the torch that failed (python -c 'import torch; print(torch.__version__)'): "
+                f"{history}; upgrade it, or remove {key} from {VARIABLE}",
+            )
+        return
+    release = f"torch {versions.fmt(version)}"
+    rc.reasons.append(
+        f"line {line}: {release} on this machine knows {key}, so the failing run used another torch"
+    )
+    rc.fixes.insert(
+        0,
+        f"The torch that failed is not this one ({release} knows {key}; {history}). Run the failing program's own "
+        "python: python -c 'import torch; print(torch.__version__, torch.__file__)', then upgrade that torch "
+        f"or remove {key} from {VARIABLE}",
+    )
