@@ -30,13 +30,13 @@ def env_setting_misread(snap: Snapshot) -> list[Finding]:
         misread = _misread(row, value)
         if misread is None:
             continue
-        severity, how = misread
+        severity, how, effect = misread
         out.append(
             finding(
                 "env-setting-misread",
                 row["cause"],
                 severity,
-                f"{row['variable']}={value!r} {how}: {row['effect']}",
+                f"{row['variable']}={value!r} {how}: {row[effect]}",
                 LAYER,
                 evidence=[f"env:{row['variable']} = {value!r}", f"{view.describe(row['framework'], info)}"],
                 fix=[row["fix"]],
@@ -47,8 +47,9 @@ def env_setting_misread(snap: Snapshot) -> list[Finding]:
     return out
 
 
-def _misread(row: dict[str, Any], value: str) -> tuple[Severity, str] | None:
-    """(severity, how the framework reads it) when it is not read as meant; None when it is."""
+def _misread(row: dict[str, Any], value: str) -> tuple[Severity, str, str] | None:
+    """(severity, how the framework reads it, the row's field that says what follows) when it is
+    not read as meant; None when it is."""
     kind = row["kind"]
     if kind == "bool":
         return _misread_bool(row, value)
@@ -56,30 +57,30 @@ def _misread(row: dict[str, Any], value: str) -> tuple[Severity, str] | None:
         try:
             number = float(value)
         except ValueError:
-            return Severity.ERROR, "is not a number"
+            return Severity.ERROR, "is not a number", "effect"
         if not row["low"] < number <= row["high"]:
-            return Severity.ERROR, f"is outside {row['low']:g} to {row['high']:g}"
+            return Severity.ERROR, f"is outside {row['low']:g} to {row['high']:g}", "effect_range"
         return None
     if kind == "choice":
         return (
             None
             if value.lower() in row["values"]
-            else (Severity.ERROR, "is not one of " + ", ".join(row["values"]))
+            else (Severity.ERROR, "is not one of " + ", ".join(row["values"]), "effect")
         )
     platforms = [p.strip().lower() for p in value.split(",") if p.strip()]
     if platforms and not set(platforms) & set(row["gpu_values"]):
-        return Severity.WARNING, "names no GPU platform"
+        return Severity.WARNING, "names no GPU platform", "effect"
     return None
 
 
-def _misread_bool(row: dict[str, Any], value: str) -> tuple[Severity, str] | None:
+def _misread_bool(row: dict[str, Any], value: str) -> tuple[Severity, str, str] | None:
     read = knowledge.env_flag(row["variable"], value)
     meant = row["meant"] == "true"
     if read is meant or value.strip().lower() not in row["meant_words"]:
         return None  # read as meant, or not a spelling of the meant value (a deliberate other setting)
     if read is None:
-        return Severity.WARNING, "is ignored"
-    return Severity.WARNING, f"is read as {str(read).lower()}"
+        return Severity.WARNING, "is ignored", "effect"
+    return Severity.WARNING, f"is read as {str(read).lower()}", "effect"
 
 
 @check("setting-left-on", "setting-left-on", LAYER, requires=("env",), requires_any=FRAMEWORK_FACTS)

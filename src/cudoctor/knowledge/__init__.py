@@ -364,7 +364,7 @@ def validate() -> list[str]:
 def _env_settings_problems() -> list[str]:
     kinds = {
         "bool": ("true_values", "false_values", "other", "meant", "meant_words"),
-        "fraction": ("low", "high"),
+        "fraction": ("low", "high", "effect_range"),
         "choice": ("values",),
         "platforms": ("gpu_values",),
     }
