@@ -10,6 +10,7 @@ import pytest
 from cudoctor import knowledge
 from cudoctor.model import Severity, absent
 from tests.conftest import run_check, stated
+from tests.test_explain import rooted, top
 
 TF = {"version": "2.15.0", "build": "cuda", "cuda": "12.2"}
 JAX = {"version": "0.4.30", "build": "cuda", "cuda": "12.3"}
@@ -204,3 +205,24 @@ def test_every_left_on_row_names_frameworks_the_check_knows() -> None:
     rows = knowledge.table("env_settings")["left_on"]
     assert {f for row in rows for f in row["frameworks"]} <= {"torch", "tensorflow", "jax", "cupy"}
     assert all(row["severity"] in ("warning", "info") and row["values"] for row in rows)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [("XLA_PYTHON_CLIENT_MEM_FRACTION", "90%"), ("XLA_PYTHON_CLIENT_ALLOCATOR", "async")],
+)
+def test_explain_reads_what_jax_raises_for_a_refused_setting(
+    variable: str, value: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The installed jaxlib's own error, wrapped the way jax's xla_bridge reports a backend that
+    failed to start."""
+    xla_client = pytest.importorskip("jaxlib.xla_client")
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ValueError) as raised:
+        xla_client.generate_pjrt_gpu_plugin_options()
+    line = (
+        f"RuntimeError: Unable to initialize backend 'cuda': {raised.value} (you may need to uninstall "
+        "the failing plugin package, or set JAX_PLATFORMS=cpu to skip this backend.)"
+    )
+    exp = rooted(line, "env-setting-invalid/jax-client-setting")
+    assert top(exp)[0] == "env-setting-invalid"
