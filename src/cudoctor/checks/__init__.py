@@ -104,6 +104,7 @@ def _load_all() -> None:
         driverlibs,
         env,
         envsettings,
+        interfaces,
         libs,
         memory,
         probe,

@@ -1,10 +1,11 @@
-"""Rules for errors about a framework setting: the option a log names, read against which
-release knows it (knowledge/torch_alloc_conf.toml) and the torch the facts describe."""
+"""Rules for errors about a setting in the environment: the allocator option a log names, read
+against which release knows it (knowledge/torch_alloc_conf.toml) and the torch the facts describe;
+the interface name Gloo could not use, read against this host's interfaces."""
 
 from __future__ import annotations
 
 from cudoctor import versions
-from cudoctor.checks import view
+from cudoctor.checks import interfaces, view
 from cudoctor.explainer.ranked import RankedCause
 from cudoctor.knowledge import torch_alloc_conf as alloc_conf
 from cudoctor.model import Snapshot
@@ -45,4 +46,25 @@ def alloc_key_rule(ranked: dict[str, RankedCause], line: int, key: str, snap: Sn
         f"The torch that failed is not this one ({release} knows {key}; {history}). Run the failing program's own "
         "python: python -c 'import torch; print(torch.__version__, torch.__file__)', then upgrade that torch "
         f"or remove {key} from {VARIABLE}",
+    )
+
+
+def gloo_iface_rule(ranked: dict[str, RankedCause], line: int, iface: str, snap: Snapshot) -> None:
+    """'Unable to find address for: ^lo': why Gloo could not use that name (NCCL's syntax, an IP
+    address, or, with this host's interfaces known, no such interface or one without an address)."""
+    rc = ranked.get("multi-gpu-comm")
+    if rc is None:
+        return
+    ifaces = snap.value("host.net_interfaces")
+    known_here = isinstance(ifaces, list)
+    reasons = interfaces.names_reasons(iface, ifaces if known_here else [])
+    if not known_here:
+        reasons = [r for r in reasons if not r.startswith("there is no interface named")]
+    if not reasons:
+        return
+    rc.reasons += [f"line {line}: {r}" for r in reasons]
+    names = ", ".join(interfaces.usable(ifaces)) if known_here else ""
+    here = f" (interfaces with an IP address here: {names})" if names else ""
+    rc.fixes.insert(
+        0, f"GLOO_SOCKET_IFNAME: {'; '.join(reasons)}. Set it to an interface name{here}, or unset it"
     )

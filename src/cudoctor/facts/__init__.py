@@ -14,7 +14,18 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 
-from cudoctor.facts import caches, driver, driverlibs, frameworks, host, loader, markers, packages, toolkits
+from cudoctor.facts import (
+    caches,
+    driver,
+    driverlibs,
+    frameworks,
+    host,
+    loader,
+    markers,
+    network,
+    packages,
+    toolkits,
+)
 from cudoctor.model import Fact, Snapshot, failed, known
 
 Collector = Callable[[], list[Fact]]
@@ -84,7 +95,7 @@ def collect_live(env: Mapping[str, str] | None = None, sys_path: Sequence[str] |
         ),
         ("toolkits", lambda: _toolkits(env, sys_path)),
         ("packages", lambda: _packages(sys_path, ldcache, env)),
-        ("host", lambda: [*host.collect_host(env), caches.jit_caches(env)]),
+        ("host", lambda: [*host.collect_host(env), caches.jit_caches(env), network.interfaces()]),
         (
             "cpu_runtimes",
             lambda: [known("cpu.runtime_libs", host.cpu_runtime_libs(sys_path), "package files")],

@@ -322,6 +322,7 @@ def validate() -> list[str]:
         ("cuda_wheels", "cudnn_wheel"),
         ("env_settings", "setting"),
         ("env_settings", "left_on"),
+        ("env_settings", "interface"),
         ("blas_args", "routine"),
         ("torch_alloc_conf", "variable"),
         ("torch_alloc_conf", "key"),

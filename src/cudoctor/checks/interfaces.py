@@ -1,0 +1,116 @@
+"""NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME matched against this host's network interfaces: a value
+that names no interface with an IP address here (eth0 on a host whose card is ens5, NCCL's ^lo
+syntax given to Gloo, an IP address for a name) stops NCCL or Gloo when the job's process group
+starts. How each variable is read is data: [[interface]] in knowledge/env_settings.toml."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from cudoctor import knowledge
+from cudoctor.checks import FRAMEWORK_FACTS, check, finding, view
+from cudoctor.model import Finding, Severity, Snapshot
+
+LAYER = "Environment"
+CAUSE = "multi-gpu-comm"
+IP_ADDRESS = re.compile(r"^(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F:]*:[0-9a-fA-F:]+)$")
+NOT_A_LINK = re.compile(r"^(?:lo|docker|veth|virbr|br-|ifb|dummy|tun|tap)")
+
+
+@check(
+    "socket-ifname-unmatched",
+    CAUSE,
+    LAYER,
+    requires=("env", "host.net_interfaces"),
+    requires_any=FRAMEWORK_FACTS,
+)
+def socket_ifname_unmatched(snap: Snapshot) -> list[Finding]:
+    """A communication library is told to use network interfaces this host does not have (or that
+    carry no IP address), so a multi-GPU or multi-node job fails as its process group starts."""
+    env = view.env(snap)
+    ifaces: list[dict[str, Any]] = snap.value("host.net_interfaces") or []
+    installed, cuda = dict(view.frameworks(snap)), dict(view.cuda_frameworks(snap))
+    out = []
+    for row in knowledge.table("env_settings")["interface"]:
+        value = env.get(row["variable"])
+        users = [n for n in row["frameworks"] if n in (cuda if row["cuda_only"] else installed)]
+        if not value or not users:
+            continue
+        reasons = nccl_reasons(value, ifaces) if row["syntax"] == "nccl" else names_reasons(value, ifaces)
+        if reasons:
+            out.append(_finding(row, value, reasons, ifaces, [view.describe(n, installed[n]) for n in users]))
+    return out
+
+
+def usable(ifaces: list[dict[str, Any]]) -> list[str]:
+    return [i["name"] for i in ifaces if i.get("ipv4") or i.get("ipv6")]
+
+
+def nccl_reasons(value: str, ifaces: list[dict[str, Any]]) -> list[str]:
+    """Why NCCL would find no interface: its list (prefixes, ^ to exclude, = for exact names)
+    selects none of the interfaces that carry an address."""
+    spec = value.strip()
+    exclude = spec.startswith("^")
+    spec = spec[1:] if exclude else spec
+    exact = spec.startswith("=")
+    spec = spec[1:] if exact else spec
+    items = [re.sub(r":\d+$", "", s.strip()) for s in spec.split(",") if s.strip()]
+
+    def listed(name: str) -> bool:
+        return any(name == p if exact else name.startswith(p) for p in items)
+
+    if any(listed(name) != exclude for name in usable(ifaces)):
+        return []
+    bare = [i["name"] for i in ifaces if listed(i["name"]) != exclude]
+    if bare:
+        return [f"selects only {', '.join(bare)}, which carr{'ies' if len(bare) == 1 else 'y'} no IP address"]
+    return ["selects none of this host's interfaces"]
+
+
+def names_reasons(value: str, ifaces: list[dict[str, Any]]) -> list[str]:
+    """Why Gloo would refuse the value: every comma-separated item must be the exact name of an
+    interface with an address (torch ignores a value of one character, and empty items)."""
+    if len(value) <= 1:
+        return []
+    known = {i["name"]: i for i in ifaces}
+    reasons = []
+    for item in (s for s in value.split(",") if s):
+        if item in known and (known[item].get("ipv4") or known[item].get("ipv6")):
+            continue
+        if item in known:
+            reasons.append(f"{item} has no IP address")
+        elif item != item.strip():
+            reasons.append(f"{item!r} has spaces around the name, which Gloo keeps")
+        elif item.startswith(("^", "=")):
+            reasons.append(f"{item!r} is NCCL's syntax; Gloo takes exact interface names only")
+        elif IP_ADDRESS.match(item):
+            reasons.append(f"{item} is an IP address; Gloo takes the name of the interface that holds it")
+        else:
+            reasons.append(f"there is no interface named {item}")
+    return reasons
+
+
+def _finding(
+    row: dict[str, Any], value: str, reasons: list[str], ifaces: list[dict[str, Any]], users: list[str]
+) -> Finding:
+    with_address = usable(ifaces)
+    without = [i["name"] for i in ifaces if i["name"] not in with_address]
+    links = [n for n in with_address if not NOT_A_LINK.match(n)]
+    suggest = links[0] if len(links) == 1 else "<interface>"
+    evidence = [
+        f"env:{row['variable']} = {value!r}",
+        "interfaces with an IP address: " + (", ".join(with_address) or "none"),
+    ]
+    evidence += ["interfaces without one: " + ", ".join(without)] if without else []
+    return finding(
+        "socket-ifname-unmatched",
+        CAUSE,
+        Severity.ERROR,
+        f"{row['variable']}={value!r} " + "; ".join(reasons) + f": {row['effect']}",
+        LAYER,
+        evidence=evidence + users,
+        fix=[row["fix"].replace("{suggest}", suggest)],
+        generic_fixes=False,
+        subject=row["variable"],
+    )
