@@ -94,3 +94,27 @@ def test_fleet_cli(tmp_path: Path) -> None:
     assert cudoctor(["fleet", "aggregate"]).returncode == 2
     missing = cudoctor(["fleet", "aggregate", str(tmp_path / "nope")])
     assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+def test_a_node_whose_interfaces_the_setting_misses_stands_out(tmp_path: Path) -> None:
+    """The same GLOO_SOCKET_IFNAME everywhere, and one node whose card is named differently."""
+    env = {"PATH": os.environ["PATH"], "GLOO_SOCKET_IFNAME": "ens5"}
+    for name, card in (("node-01", "ens5"), ("node-02", "ens5"), ("node-03", "ens5"), ("node-17", "ens6")):
+        snap = collect_live(env=env).to_json()
+        snap["facts"]["host.net_interfaces"] = {
+            "status": "known",
+            "value": [
+                {"name": "lo", "ipv4": True, "ipv6": True},
+                {"name": card, "ipv4": True, "ipv6": False},
+            ],
+            "source": "test",
+        }
+        (tmp_path / f"{name}.json").write_text(json.dumps({"schema": 1, "snapshot": snap}))
+    result = analysis.analyse(analysis.load_reports([str(tmp_path)]))
+    assert [len(g.nodes) for g in result.groups] == [3, 1]
+    (outlier,) = result.outliers
+    assert outlier["differences"] == [
+        {"fact": "interfaces $GLOO_SOCKET_IFNAME selects", "value": "none", "majority": "ens5"}
+    ]
+    assert "socket-ifname-unmatched" in [f["id"] for f in result.groups[1].findings]
+    assert "socket-ifname-unmatched" not in [f["id"] for f in result.groups[0].findings]

@@ -47,25 +47,35 @@ def usable(ifaces: list[dict[str, Any]]) -> list[str]:
     return [i["name"] for i in ifaces if i.get("ipv4") or i.get("ipv6")]
 
 
-def nccl_reasons(value: str, ifaces: list[dict[str, Any]]) -> list[str]:
-    """Why NCCL would find no interface: its list (prefixes, ^ to exclude, = for exact names)
-    selects none of the interfaces that carry an address."""
+def nccl_selects(value: str, names: list[str]) -> list[str]:
+    """The names NCCL's list selects: prefixes, ^ to exclude them, = for exact names."""
     spec = value.strip()
     exclude = spec.startswith("^")
     spec = spec[1:] if exclude else spec
     exact = spec.startswith("=")
     spec = spec[1:] if exact else spec
     items = [re.sub(r":\d+$", "", s.strip()) for s in spec.split(",") if s.strip()]
+    return [n for n in names if any(n == p if exact else n.startswith(p) for p in items) != exclude]
 
-    def listed(name: str) -> bool:
-        return any(name == p if exact else name.startswith(p) for p in items)
 
-    if any(listed(name) != exclude for name in usable(ifaces)):
+def nccl_reasons(value: str, ifaces: list[dict[str, Any]]) -> list[str]:
+    """Why NCCL would find no interface: its list selects none of the interfaces that carry an
+    address."""
+    if nccl_selects(value, usable(ifaces)):
         return []
-    bare = [i["name"] for i in ifaces if listed(i["name"]) != exclude]
+    bare = nccl_selects(value, [i["name"] for i in ifaces])
     if bare:
         return [f"selects only {', '.join(bare)}, which carr{'ies' if len(bare) == 1 else 'y'} no IP address"]
     return ["selects none of this host's interfaces"]
+
+
+def selected(variable: str, value: str, ifaces: list[dict[str, Any]]) -> list[str]:
+    """The interfaces with an address that the library reading `variable` would use."""
+    row = next(r for r in knowledge.table("env_settings")["interface"] if r["variable"] == variable)
+    names = usable(ifaces)
+    if row["syntax"] == "nccl":
+        return nccl_selects(value, names)
+    return [item for item in value.split(",") if item in names]
 
 
 def names_reasons(value: str, ifaces: list[dict[str, Any]]) -> list[str]:

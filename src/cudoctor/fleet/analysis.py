@@ -21,9 +21,11 @@ FINGERPRINT_ENV = (
     "CUDA_PATH",
     "XLA_FLAGS",
     "NCCL_SOCKET_IFNAME",
+    "GLOO_SOCKET_IFNAME",
     "NCCL_IB_DISABLE",
     "NCCL_P2P_DISABLE",
     "PYTORCH_CUDA_ALLOC_CONF",
+    "PYTORCH_ALLOC_CONF",
 )
 FRAMEWORKS = ("torch", "tensorflow", "jax", "cupy")
 
@@ -87,7 +89,22 @@ def fingerprint(snapshot: dict[str, Any]) -> dict[str, str]:
     for var in FINGERPRINT_ENV:
         if var in env:
             fp[f"${var}"] = env[var]
+    fp.update(_interfaces_selected(env, _value(facts, "host.net_interfaces")))
     return fp
+
+
+def _interfaces_selected(env: dict[str, str], ifaces: Any) -> dict[str, str]:
+    """Which of the node's interfaces NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME select: a node where
+    the same setting selects another interface, or none, stands out."""
+    from cudoctor.checks import interfaces
+
+    if not isinstance(ifaces, list):
+        return {}
+    return {
+        f"interfaces ${var} selects": ", ".join(interfaces.selected(var, env[var], ifaces)) or "none"
+        for var in ("NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME")
+        if env.get(var)
+    }
 
 
 def _findings(snapshot: dict[str, Any]) -> list[dict[str, Any]]:
