@@ -10,7 +10,7 @@ import pytest
 from cudoctor import knowledge
 from cudoctor.model import Severity, absent
 from tests.conftest import run_check, stated
-from tests.test_explain import rooted, top
+from tests.test_explain import explain_text, rooted, top
 
 TF = {"version": "2.15.0", "build": "cuda", "cuda": "12.2"}
 JAX = {"version": "0.4.30", "build": "cuda", "cuda": "12.3"}
@@ -226,3 +226,25 @@ def test_explain_reads_what_jax_raises_for_a_refused_setting(
     )
     exp = rooted(line, "env-setting-invalid/jax-client-setting")
     assert top(exp)[0] == "env-setting-invalid"
+
+
+GROWTH_IGNORED = (
+    "E tensorflow/core/common_runtime/gpu/gpu_process_state.cc:123] The TF_FORCE_GPU_ALLOW_GROWTH environment "
+    'variable is set but could not be parsed: "True". Valid values are "true" or "false". Using original config '
+    "value of 0."
+)
+TF_OOM = (
+    "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with "
+    "shape[32768,16384] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc"
+)
+
+
+def test_explain_puts_the_ignored_growth_setting_first_under_an_oom() -> None:
+    exp = explain_text(GROWTH_IGNORED + "\n" + TF_OOM)
+    assert exp.root is not None and exp.root.line == 2 and top(exp)[0] == "gpu-oom"
+    assert exp.causes[0].fixes[0].startswith("TensorFlow ignored TF_FORCE_GPU_ALLOW_GROWTH=True")
+
+
+def test_the_ignored_growth_line_alone_is_not_an_error() -> None:
+    exp = explain_text(GROWTH_IGNORED)
+    assert exp.root is None and exp.causes == []
