@@ -883,7 +883,7 @@ def test_round_15_libstdcxx_arch_list_and_triton() -> None:
     assert top(glibc)[0] == "binary-incompatible" and "ldd --version" in glibc.causes[0].fixes[0]
     assert "a container image whose glibc is at least GLIBC_2.28" in glibc.causes[0].fixes[1]
     arch = explain_text("ValueError: Unknown CUDA arch (9.0+PTX) or GPU not supported\n")
-    assert top(arch)[0] == "arch-unsupported" and "capability 9.0+PTX" in arch.causes[0].fixes[0]
+    assert top(arch)[0] == "arch-unsupported" and "compute capability 9.0+PTX" in arch.causes[0].fixes[0]
     assert not any("PT.X" in f for f in arch.causes[0].fixes)  # not read as an NVRTC compute_XY
     triton = explain_text(
         "RuntimeError: Cannot find a working triton installation. Either the package is not installed or it is too old.\n"

@@ -97,6 +97,7 @@ def finding(
 def _load_all() -> None:
     from cudoctor.checks import (  # noqa: F401
         allocconf,
+        archlist,
         build,
         caches,
         cpu,

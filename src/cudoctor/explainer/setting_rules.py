@@ -4,6 +4,8 @@ the interface name Gloo could not use, read against this host's interfaces."""
 
 from __future__ import annotations
 
+import re
+
 from cudoctor import versions
 from cudoctor.checks import interfaces, view
 from cudoctor.explainer.ranked import RankedCause
@@ -67,4 +69,29 @@ def gloo_iface_rule(ranked: dict[str, RankedCause], line: int, iface: str, snap:
     here = f" (interfaces with an IP address here: {names})" if names else ""
     rc.fixes.insert(
         0, f"GLOO_SOCKET_IFNAME: {'; '.join(reasons)}. Set it to an interface name{here}, or unset it"
+    )
+
+
+ARCH_NUMBER = re.compile(r"^\d+\.\d+a?(?:\+PTX)?$")
+
+
+def arch_entry_rule(ranked: dict[str, RankedCause], line: int, entry: str) -> None:
+    """'Unknown CUDA arch (8.6,8.9)': an entry that is not a compute capability at all is how
+    TORCH_CUDA_ARCH_LIST is written, not a GPU newer than torch."""
+    if ARCH_NUMBER.match(entry):
+        if "arch-unsupported" in ranked:
+            ranked["arch-unsupported"].fixes.insert(
+                0,
+                f"The installed torch does not know compute capability {entry}: it predates that GPU generation. "
+                f"Upgrade torch, or drop {entry} from TORCH_CUDA_ARCH_LIST and end the list with the newest "
+                "architecture this torch knows plus +PTX (the driver compiles that PTX for the newer GPU)",
+            )
+        return
+    if CAUSE not in ranked:
+        return
+    shown = repr(entry) if entry else "an empty entry (a ';' or space at the end of the list)"
+    lead = max(rc.score for rc in ranked.values())
+    ranked[CAUSE].score = max(ranked[CAUSE].score, lead + 0.05)
+    ranked[CAUSE].reasons.append(
+        f"line {line}: {shown} is not a compute capability: TORCH_CUDA_ARCH_LIST is written wrong"
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 from typing import Any
 
 
@@ -73,3 +74,29 @@ def cudnn_header_version(include_dir: str) -> str | None:
         if "CUDNN_MAJOR" in parts:
             return ".".join(parts.get(k, "0") for k in ("CUDNN_MAJOR", "CUDNN_MINOR", "CUDNN_PATCHLEVEL"))
     return None
+
+
+_NAMED_ARCHES = re.compile(r"named_arches\s*=\s*collections\.OrderedDict\(\s*(\[.*?\])\s*\)", re.S)
+_SUPPORTED_ARCHES = re.compile(r"supported_arches\s*=\s*(\[.*?\])", re.S)
+
+
+def cpp_extension_arches(path: str) -> dict[str, Any] | None:
+    """The architectures torch.utils.cpp_extension accepts in TORCH_CUDA_ARCH_LIST, read from the
+    installed torch/utils/cpp_extension.py without importing it: {"named": [[name, expansion], ...]
+    in the order it replaces them, "supported": ["8.0", "8.6", ...]}; None when it cannot be read."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+        named, supported = _NAMED_ARCHES.search(text), _SUPPORTED_ARCHES.search(text)
+        if not named or not supported:
+            return None
+        pairs = ast.literal_eval(named.group(1))
+        arches = ast.literal_eval(supported.group(1))
+    except (OSError, ValueError, SyntaxError):
+        return None
+    if not all(isinstance(p, tuple) and len(p) == 2 for p in pairs) or not all(
+        isinstance(a, str) for a in arches
+    ):
+        return None
+    native = bool(re.search(r"_arch_list == [\"']native[\"']", text))  # "native": this machine's GPUs
+    return {"named": [list(p) for p in pairs], "supported": arches, "native": native}

@@ -138,6 +138,9 @@ def read_torch(root: str, dist: Dist | None, loader: Loader, platform: str = sys
     ]
     cuda_lib = os.path.join(lib, "libtorch_cuda.so")
     if info["build"] == "cuda":
+        info["cpp_extension_arches"] = buildinfo.cpp_extension_arches(
+            os.path.join(root, "utils", "cpp_extension.py")
+        )
         if os.path.exists(cuda_lib):
             archs = fatbin_archs(cuda_lib)
             info["archs"] = sm_list(archs) if archs is not None else None
