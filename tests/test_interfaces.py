@@ -8,6 +8,7 @@ import io
 import json
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -185,3 +186,50 @@ def test_explain_reads_nccls_bootstrap_failure_as_the_interface_setting() -> Non
     exp = _explain("node1:123:123 [0] misc/socket.cc:484 NCCL WARN Bootstrap : no socket interface found")
     assert exp.root.sig.id == "multi-gpu-comm/nccl-no-socket-interface"
     assert "NCCL_SOCKET_IFNAME" in exp.causes[0].fixes[0]
+
+
+# ------------------------------------------------------------------ NCCL_IB_HCA
+def _ib(tmp_path: Path, *names: str) -> list[str]:
+    """A /sys/class/infiniband made in a temporary directory, read by the real fact."""
+    root = tmp_path / "infiniband"
+    root.mkdir()
+    for name in names:
+        (root / name).mkdir()
+    fact = network.ib_devices(str(root))
+    assert fact.status is Status.KNOWN
+    return list(fact.value)
+
+
+def _ib_findings(value: str, devices: list[str]) -> list[Any]:
+    snap = stated({}, env={"NCCL_IB_HCA": value}, framework__torch=TORCH_CUDA, host__ib_devices=devices)
+    return list(run_check("ib-hca-unmatched", snap).findings)
+
+
+def test_an_hca_list_that_selects_no_device_warns(tmp_path: Path) -> None:
+    devices = _ib(tmp_path, "mlx5_0", "mlx5_1")
+    assert devices == ["mlx5_0", "mlx5_1"]
+    [f] = _ib_findings("mlx4_0:1", devices)
+    assert f.severity is Severity.WARNING and "selects none of this host's RDMA devices" in f.title
+    assert "over TCP sockets" in f.title and "RDMA devices: mlx5_0, mlx5_1" in f.evidence
+
+
+def test_a_prefix_that_also_takes_other_hcas_is_noted(tmp_path: Path) -> None:
+    devices = _ib(tmp_path, "mlx5_0", "mlx5_1", "mlx5_10", "mlx5_11")
+    [f] = _ib_findings("mlx5_1:1", devices)
+    assert f.severity is Severity.INFO and "also selects mlx5_10, mlx5_11" in f.title
+    assert f.fix[0].startswith("export NCCL_IB_HCA='=mlx5_1:1'")
+    [listed] = _ib_findings("mlx5_0,mlx5_1", devices)
+    assert "also selects mlx5_10, mlx5_11" in listed.title
+
+
+@pytest.mark.parametrize("value", ["mlx5", "=mlx5_1", "^mlx5_0", "mlx5_0,mlx5_10", "mlx5_11:1"])
+def test_an_hca_list_that_selects_what_it_names_stays_silent(value: str, tmp_path: Path) -> None:
+    assert _ib_findings(value, _ib(tmp_path, "mlx5_0", "mlx5_1", "mlx5_10", "mlx5_11")) == []
+
+
+def test_without_rdma_devices_the_hca_check_is_skipped(tmp_path: Path) -> None:
+    fact = network.ib_devices(str(tmp_path / "none"))
+    assert fact.status is Status.ABSENT
+    snap = stated({}, env={"NCCL_IB_HCA": "mlx5_0"}, framework__torch=TORCH_CUDA)
+    snap.add(fact)
+    assert run_check("ib-hca-unmatched", snap).outcome == "skipped"

@@ -1,7 +1,9 @@
 """NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME matched against this host's network interfaces: a value
 that names no interface with an IP address here (eth0 on a host whose card is ens5, NCCL's ^lo
 syntax given to Gloo, an IP address for a name) stops NCCL or Gloo when the job's process group
-starts. How each variable is read is data: [[interface]] in knowledge/env_settings.toml."""
+starts. NCCL_IB_HCA matched against the RDMA devices: one that selects none sends NCCL's traffic
+over TCP, and a prefix such as mlx5_1 also takes mlx5_10. How each variable is read is data:
+[[interface]] in knowledge/env_settings.toml."""
 
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ def socket_ifname_unmatched(snap: Snapshot) -> list[Finding]:
     for row in knowledge.table("env_settings")["interface"]:
         value = env.get(row["variable"])
         users = [n for n in row["frameworks"] if n in (cuda if row["cuda_only"] else installed)]
-        if not value or not users:
+        if not value or not users or row.get("devices", "net") != "net":
             continue
         reasons = nccl_reasons(value, ifaces) if row["syntax"] == "nccl" else names_reasons(value, ifaces)
         if reasons:
@@ -124,3 +126,67 @@ def _finding(
         generic_fixes=False,
         subject=row["variable"],
     )
+
+
+@check("ib-hca-unmatched", CAUSE, LAYER, requires=("env", "host.ib_devices"), requires_any=FRAMEWORK_FACTS)
+def ib_hca_unmatched(snap: Snapshot) -> list[Finding]:
+    """NCCL_IB_HCA selects none of this host's RDMA devices (NCCL quietly falls back to TCP), or a
+    prefix in it also selects devices it does not name (mlx5_1 takes mlx5_10)."""
+    env, devices = view.env(snap), list(snap.value("host.ib_devices") or [])
+    cuda = dict(view.cuda_frameworks(snap))
+    out = []
+    for row in knowledge.table("env_settings")["interface"]:
+        value = env.get(row["variable"])
+        users = [view.describe(n, cuda[n]) for n in row["frameworks"] if n in cuda]
+        if row.get("devices") != "ib" or not value or not users:
+            continue
+        evidence = [
+            f"env:{row['variable']} = {value!r}",
+            "RDMA devices: " + (", ".join(devices) or "none"),
+            *users,
+        ]
+        if not nccl_selects(value, devices):
+            suggest = devices[0] if len(devices) == 1 else "<hca>"
+            out.append(
+                finding(
+                    "ib-hca-unmatched",
+                    CAUSE,
+                    Severity.WARNING,
+                    f"{row['variable']}={value!r} selects none of this host's RDMA devices: {row['effect']}",
+                    LAYER,
+                    evidence=evidence,
+                    fix=[row["fix"].replace("{suggest}", suggest)],
+                    generic_fixes=False,
+                    subject=row["variable"],
+                )
+            )
+        elif extra := overselected(value, devices):
+            out.append(
+                finding(
+                    "ib-hca-unmatched",
+                    CAUSE,
+                    Severity.INFO,
+                    f"{row['variable']}={value!r} also selects {', '.join(extra)}: NCCL reads each name as a prefix",
+                    LAYER,
+                    evidence=evidence,
+                    fix=[f"export {row['variable']}='{exact(value)}'  (= selects exactly the devices named)"],
+                    generic_fixes=False,
+                    subject=row["variable"],
+                )
+            )
+    return out
+
+
+def overselected(value: str, names: list[str]) -> list[str]:
+    """Devices a plain (prefix) list selects beyond the ones it names exactly: mlx5_1 -> mlx5_10."""
+    spec = value.strip()
+    if spec.startswith(("^", "=")):
+        return []
+    named = {re.sub(r":\d+$", "", s.strip()) for s in spec.split(",") if s.strip()}
+    if not named & set(names):
+        return []
+    return [n for n in nccl_selects(value, names) if n not in named]
+
+
+def exact(value: str) -> str:
+    return "=" + value.strip()

@@ -95,7 +95,15 @@ def collect_live(env: Mapping[str, str] | None = None, sys_path: Sequence[str] |
         ),
         ("toolkits", lambda: _toolkits(env, sys_path)),
         ("packages", lambda: _packages(sys_path, ldcache, env)),
-        ("host", lambda: [*host.collect_host(env), caches.jit_caches(env), network.interfaces()]),
+        (
+            "host",
+            lambda: [
+                *host.collect_host(env),
+                caches.jit_caches(env),
+                network.interfaces(),
+                network.ib_devices(),
+            ],
+        ),
         (
             "cpu_runtimes",
             lambda: [known("cpu.runtime_libs", host.cpu_runtime_libs(sys_path), "package files")],

@@ -5,6 +5,7 @@ themselves are not kept (reports get shared). Linux only."""
 
 from __future__ import annotations
 
+import os
 import socket
 import struct
 import sys
@@ -50,3 +51,20 @@ def interfaces(if_inet6: str = IF_INET6) -> Fact:
         for name in names:
             out.append({"name": name, "ipv4": has_ipv4(sock, name), "ipv6": name in with_v6})
     return known("host.net_interfaces", out, "socket.if_nameindex + SIOCGIFADDR + " + if_inet6)
+
+
+INFINIBAND = "/sys/class/infiniband"
+
+
+def ib_devices(sysfs: str = INFINIBAND) -> Fact:
+    """host.ib_devices: the RDMA devices (InfiniBand or RoCE HCAs: mlx5_0, ...) the kernel lists,
+    which is what NCCL_IB_HCA is matched against; absent where there are none."""
+    if not sys.platform.startswith("linux"):
+        return absent("host.ib_devices", INFINIBAND, "read on Linux only")
+    try:
+        names = sorted(os.listdir(sysfs))
+    except FileNotFoundError:
+        return absent("host.ib_devices", sysfs, "no RDMA devices (no InfiniBand or RoCE driver loaded)")
+    except OSError as exc:
+        return unknown("host.ib_devices", sysfs, str(exc))
+    return known("host.ib_devices", names, sysfs)
