@@ -233,3 +233,26 @@ def test_without_rdma_devices_the_hca_check_is_skipped(tmp_path: Path) -> None:
     snap = stated({}, env={"NCCL_IB_HCA": "mlx5_0"}, framework__torch=TORCH_CUDA)
     snap.add(fact)
     assert run_check("ib-hca-unmatched", snap).outcome == "skipped"
+
+
+TP_LOG = (
+    "[W1122 09:03:29.258233816 tensorpipe_agent.cpp:170] Failed to look up the IP address for interface "
+    "doesnotexist (no address found (this error originated at tensorpipe/transport/uv/utility.cc:50)), "
+    "defaulting to 127.0.0.1"
+)
+
+
+@pytest.mark.parametrize(("value", "says"), [("eth0", "no interface named eth0"), ("lo,ens5", "is a list")])
+def test_tensorpipe_takes_one_name_and_falls_back_to_loopback(value: str, says: str) -> None:
+    [f] = _findings({"TP_SOCKET_IFNAME": value}, TORCH_CPU)
+    assert f.severity is Severity.WARNING and says in f.title and "127.0.0.1" in f.title
+    assert _findings({"TP_SOCKET_IFNAME": "ens5"}, TORCH_CPU) == []
+
+
+def test_explain_reads_tensorpipes_loopback_fallback_as_the_interface_setting() -> None:
+    exp = _explain(TP_LOG)
+    assert exp.root.sig.id == "multi-gpu-comm/tensorpipe-interface-loopback"
+    assert (
+        exp.causes[0].id == "multi-gpu-comm"
+        and "TP_SOCKET_IFNAME names 'doesnotexist'" in exp.causes[0].fixes[0]
+    )

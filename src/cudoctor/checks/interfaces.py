@@ -39,7 +39,11 @@ def socket_ifname_unmatched(snap: Snapshot) -> list[Finding]:
         users = [n for n in row["frameworks"] if n in (cuda if row["cuda_only"] else installed)]
         if not value or not users or row.get("devices", "net") != "net":
             continue
-        reasons = nccl_reasons(value, ifaces) if row["syntax"] == "nccl" else names_reasons(value, ifaces)
+        reasons = (
+            nccl_reasons(value, ifaces)
+            if row["syntax"] == "nccl"
+            else names_reasons(value, ifaces, split=row["syntax"] == "names")
+        )
         if reasons:
             out.append(_finding(row, value, reasons, ifaces, [view.describe(n, installed[n]) for n in users]))
     return out
@@ -80,14 +84,15 @@ def selected(variable: str, value: str, ifaces: list[dict[str, Any]]) -> list[st
     return [item for item in value.split(",") if item in names]
 
 
-def names_reasons(value: str, ifaces: list[dict[str, Any]]) -> list[str]:
+def names_reasons(value: str, ifaces: list[dict[str, Any]], split: bool = True) -> list[str]:
     """Why Gloo would refuse the value: every comma-separated item must be the exact name of an
-    interface with an address (torch ignores a value of one character, and empty items)."""
+    interface with an address (torch ignores a value of one character, and empty items). With
+    split=False the whole value is one name (TensorPipe)."""
     if len(value) <= 1:
         return []
     known = {i["name"]: i for i in ifaces}
     reasons = []
-    for item in (s for s in value.split(",") if s):
+    for item in (s for s in (value.split(",") if split else [value]) if s):
         if item in known and (known[item].get("ipv4") or known[item].get("ipv6")):
             continue
         if item in known:
@@ -95,9 +100,11 @@ def names_reasons(value: str, ifaces: list[dict[str, Any]]) -> list[str]:
         elif item != item.strip():
             reasons.append(f"{item!r} has spaces around the name, which Gloo keeps")
         elif item.startswith(("^", "=")):
-            reasons.append(f"{item!r} is NCCL's syntax; Gloo takes exact interface names only")
+            reasons.append(f"{item!r} is NCCL's syntax; it takes exact interface names only")
+        elif not split and "," in item:
+            reasons.append(f"{item!r} is a list; it takes one interface name")
         elif IP_ADDRESS.match(item):
-            reasons.append(f"{item} is an IP address; Gloo takes the name of the interface that holds it")
+            reasons.append(f"{item} is an IP address; it takes the name of the interface that holds it")
         else:
             reasons.append(f"there is no interface named {item}")
     return reasons
@@ -118,7 +125,7 @@ def _finding(
     return finding(
         "socket-ifname-unmatched",
         CAUSE,
-        Severity.ERROR,
+        Severity.WARNING if row.get("severity") == "warning" else Severity.ERROR,
         f"{row['variable']}={value!r} " + "; ".join(reasons) + f": {row['effect']}",
         LAYER,
         evidence=evidence + users,
