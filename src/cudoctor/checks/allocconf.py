@@ -82,15 +82,15 @@ def _unread(
         if alloc_conf.reads(row["since"], version)
         else f"{release} does not read it at all (torch reads it from {row['since']})"
     )
-    fix = [f"Or upgrade torch to {row['cuda_since']} or newer"]
+    fix = []
     if read_by_cuda:
         target = read_by_cuda[0]
-        moved = alloc_conf.problems(value, version, target)
-        fix = [f"export {target}='{value}'  (the variable the CUDA allocator of {release} reads)"]
+        fix.append(f"export {target}='{value}'  (the variable the CUDA allocator of {release} reads)")
         fix += [
-            f"Then {p.fix[0].lower()}{p.fix[1:]}: {release} would refuse it there ({p.text})" for p in moved
+            f"Then {p.fix[0].lower()}{p.fix[1:]}: {release} would refuse it there ({p.text})"
+            for p in alloc_conf.problems(value, version, target)
         ]
-        fix += [f"Or upgrade torch to {row['cuda_since']} or newer"]
+    fix.append(f"{'Or u' if fix else 'U'}pgrade torch to {row['cuda_since']} or newer")
     return finding(
         "torch-alloc-conf",
         CAUSE,

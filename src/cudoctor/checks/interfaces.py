@@ -53,14 +53,19 @@ def usable(ifaces: list[dict[str, Any]]) -> list[str]:
     return [i["name"] for i in ifaces if i.get("ipv4") or i.get("ipv6")]
 
 
-def nccl_selects(value: str, names: list[str]) -> list[str]:
-    """The names NCCL's list selects: prefixes, ^ to exclude them, = for exact names."""
+def nccl_spec(value: str) -> tuple[bool, bool, list[str]]:
+    """NCCL's list syntax: (exclude: a leading ^, exact: a leading =, the names without :port)."""
     spec = value.strip()
     exclude = spec.startswith("^")
     spec = spec[1:] if exclude else spec
     exact = spec.startswith("=")
     spec = spec[1:] if exact else spec
-    items = [re.sub(r":\d+$", "", s.strip()) for s in spec.split(",") if s.strip()]
+    return exclude, exact, [re.sub(r":\d+$", "", s.strip()) for s in spec.split(",") if s.strip()]
+
+
+def nccl_selects(value: str, names: list[str]) -> list[str]:
+    """The names NCCL's list selects: prefixes, ^ to exclude them, = for exact names."""
+    exclude, exact, items = nccl_spec(value)
     return [n for n in names if any(n == p if exact else n.startswith(p) for p in items) != exclude]
 
 
@@ -81,7 +86,7 @@ def selected(variable: str, value: str, ifaces: list[dict[str, Any]]) -> list[st
     names = usable(ifaces)
     if row["syntax"] == "nccl":
         return nccl_selects(value, names)
-    return [item for item in value.split(",") if item in names]
+    return [item for item in (value.split(",") if row["syntax"] == "names" else [value]) if item in names]
 
 
 def names_reasons(value: str, ifaces: list[dict[str, Any]], split: bool = True) -> list[str]:
@@ -186,11 +191,9 @@ def ib_hca_unmatched(snap: Snapshot) -> list[Finding]:
 
 def overselected(value: str, names: list[str]) -> list[str]:
     """Devices a plain (prefix) list selects beyond the ones it names exactly: mlx5_1 -> mlx5_10."""
-    spec = value.strip()
-    if spec.startswith(("^", "=")):
-        return []
-    named = {re.sub(r":\d+$", "", s.strip()) for s in spec.split(",") if s.strip()}
-    if not named & set(names):
+    exclude, exact, items = nccl_spec(value)
+    named = set(items)
+    if exclude or exact or not named & set(names):
         return []
     return [n for n in nccl_selects(value, names) if n not in named]
 

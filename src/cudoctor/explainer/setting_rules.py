@@ -8,7 +8,7 @@ import re
 
 from cudoctor import versions
 from cudoctor.checks import interfaces, view
-from cudoctor.explainer.ranked import RankedCause
+from cudoctor.explainer.ranked import RULE_OUT, RankedCause, bump
 from cudoctor.knowledge import torch_alloc_conf as alloc_conf
 from cudoctor.model import Snapshot
 
@@ -87,11 +87,9 @@ def arch_entry_rule(ranked: dict[str, RankedCause], line: int, entry: str) -> No
                 "architecture this torch knows plus +PTX (the driver compiles that PTX for the newer GPU)",
             )
         return
-    if CAUSE not in ranked:
+    if CAUSE not in ranked or "arch-unsupported" not in ranked:
         return
     shown = repr(entry) if entry else "an empty entry (a ';' or space at the end of the list)"
-    lead = max(rc.score for rc in ranked.values())
-    ranked[CAUSE].score = max(ranked[CAUSE].score, lead + 0.05)
-    ranked[CAUSE].reasons.append(
-        f"line {line}: {shown} is not a compute capability: TORCH_CUDA_ARCH_LIST is written wrong"
-    )
+    reason = f"line {line}: {shown} is not a compute capability: TORCH_CUDA_ARCH_LIST is written wrong"
+    bump(ranked, CAUSE, RULE_OUT, reason)
+    bump(ranked, "arch-unsupported", -RULE_OUT, f"{reason}, not a GPU newer than torch")
