@@ -170,3 +170,31 @@ def test_explain_tells_a_gpu_newer_than_torch_from_a_list_written_wrong(entry: s
         "arch-unsupported/cpp-extension-unknown-arch",
     )
     assert top(exp)[0] == first
+
+
+def test_a_cuda_torch_layout_carries_its_own_cpp_extension_arches(tmp_path: Path) -> None:
+    """read_torch on a CUDA torch laid out in a temporary directory, with the installed torch's own
+    cpp_extension.py: the fact holds what that file accepts."""
+    from cudoctor.facts.frameworks import read_torch
+    from cudoctor.facts.loader import Loader
+
+    spec = importlib.util.find_spec("torch")
+    if spec is None or spec.origin is None:
+        pytest.skip("torch is not installed")
+    root = tmp_path / "torch"
+    (root / "utils").mkdir(parents=True)
+    (root / "lib").mkdir()
+    (root / "version.py").write_text("__version__ = '2.13.0+cu128'\ncuda = '12.8'\nhip = None\n")
+    real = Path(spec.origin).parent / "utils" / "cpp_extension.py"
+    (root / "utils" / "cpp_extension.py").write_text(real.read_text())
+    info = read_torch(str(root), None, Loader(ld_library_path=(), ldcache={}), platform="linux")
+    assert info["build"] == "cuda"
+    assert info["cpp_extension_arches"] == buildinfo.cpp_extension_arches(str(real))
+    assert "8.0" in info["cpp_extension_arches"]["supported"]
+    (root / "utils" / "cpp_extension.py").unlink()
+    assert (
+        read_torch(str(root), None, Loader(ld_library_path=(), ldcache={}), platform="linux")[
+            "cpp_extension_arches"
+        ]
+        is None
+    )
