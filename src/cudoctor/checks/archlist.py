@@ -34,7 +34,7 @@ def torch_cuda_arch_list(snap: Snapshot) -> list[Finding]:
     valid = set(arches["supported"]) | {a + "+PTX" for a in arches["supported"]}
     bad = [e for e in entries if e not in valid]
     if bad:
-        return [_refused(value, bad, arches, info, torch)]
+        return [_refused(value, entries, bad, arches, info, torch)]
     missed = [
         g for g in view.gpus(snap) if g.get("cc_t") and knowledge.arch_support(g["cc_t"], entries) == "none"
     ]
@@ -65,10 +65,12 @@ def _reason(entry: str, arches: dict[str, Any], release: str) -> str:
     return f"{entry!r} is neither an architecture nor a name this torch knows ({names})"
 
 
-def _refused(value: str, bad: list[str], arches: dict[str, Any], info: dict[str, Any], torch: str) -> Finding:
+def _refused(
+    value: str, entries: list[str], bad: list[str], arches: dict[str, Any], info: dict[str, Any], torch: str
+) -> Finding:
     release = f"torch {versions.fmt(versions.parse(info.get('version')))}"
     reasons = list(dict.fromkeys(_reason(e, arches, release) for e in bad))
-    kept = [e for e in expand(value, arches["named"]) if e and e not in bad]
+    kept = [e for e in entries if e and e not in bad]
     return finding(
         "torch-cuda-arch-list",
         "env-setting-invalid",

@@ -89,30 +89,39 @@ def selected(variable: str, value: str, ifaces: list[dict[str, Any]]) -> list[st
     return [item for item in (value.split(",") if row["syntax"] == "names" else [value]) if item in names]
 
 
-def names_reasons(value: str, ifaces: list[dict[str, Any]], split: bool = True) -> list[str]:
+def names_reasons(value: str, ifaces: list[dict[str, Any]] | None, split: bool = True) -> list[str]:
     """Why Gloo would refuse the value: every comma-separated item must be the exact name of an
     interface with an address (torch ignores a value of one character, and empty items). With
-    split=False the whole value is one name (TensorPipe)."""
+    split=False the whole value is one name (TensorPipe). With ifaces None (this host's interfaces
+    unknown) only what is wrong on any host: spaces, NCCL's syntax, a list, an IP address."""
     if len(value) <= 1:
         return []
-    known = {i["name"]: i for i in ifaces}
+    with_address = set(usable(ifaces or []))
+    known = {i["name"] for i in ifaces or []}
     reasons = []
     for item in (s for s in (value.split(",") if split else [value]) if s):
-        if item in known and (known[item].get("ipv4") or known[item].get("ipv6")):
+        if item in with_address:
             continue
-        if item in known:
-            reasons.append(f"{item} has no IP address")
-        elif item != item.strip():
-            reasons.append(f"{item!r} has spaces around the name, which Gloo keeps")
-        elif item.startswith(("^", "=")):
-            reasons.append(f"{item!r} is NCCL's syntax; it takes exact interface names only")
-        elif not split and "," in item:
-            reasons.append(f"{item!r} is a list; it takes one interface name")
-        elif IP_ADDRESS.match(item):
-            reasons.append(f"{item} is an IP address; it takes the name of the interface that holds it")
-        else:
-            reasons.append(f"there is no interface named {item}")
+        wrong = _written_wrong(item, split)
+        if wrong or ifaces is not None:
+            reasons.append(
+                wrong
+                or (f"{item} has no IP address" if item in known else f"there is no interface named {item}")
+            )
     return reasons
+
+
+def _written_wrong(item: str, split: bool) -> str | None:
+    """What makes an item no interface name on any host."""
+    if item != item.strip():
+        return f"{item!r} has spaces around the name, which Gloo keeps"
+    if item.startswith(("^", "=")):
+        return f"{item!r} is NCCL's syntax; it takes exact interface names only"
+    if not split and "," in item:
+        return f"{item!r} is a list; it takes one interface name"
+    if IP_ADDRESS.match(item):
+        return f"{item} is an IP address; it takes the name of the interface that holds it"
+    return None
 
 
 def _finding(

@@ -57,15 +57,13 @@ def gloo_iface_rule(ranked: dict[str, RankedCause], line: int, iface: str, snap:
     rc = ranked.get("multi-gpu-comm")
     if rc is None:
         return
-    ifaces = snap.value("host.net_interfaces")
-    known_here = isinstance(ifaces, list)
-    reasons = interfaces.names_reasons(iface, ifaces if known_here else [])
-    if not known_here:
-        reasons = [r for r in reasons if not r.startswith("there is no interface named")]
+    value = snap.value("host.net_interfaces")
+    ifaces = value if isinstance(value, list) else None
+    reasons = interfaces.names_reasons(iface, ifaces)
     if not reasons:
         return
     rc.reasons += [f"line {line}: {r}" for r in reasons]
-    names = ", ".join(interfaces.usable(ifaces)) if known_here else ""
+    names = ", ".join(interfaces.usable(ifaces)) if ifaces is not None else ""
     here = f" (interfaces with an IP address here: {names})" if names else ""
     rc.fixes.insert(
         0, f"GLOO_SOCKET_IFNAME: {'; '.join(reasons)}. Set it to an interface name{here}, or unset it"
