@@ -169,6 +169,8 @@ def capture_rules(ranked: dict[str, RankedCause], matches: list[Match], snap: Sn
             setting_rules.alloc_key_rule(ranked, m.line, caps["alloc_key"], snap)
         if m.sig.id == "arch-unsupported/cpp-extension-unknown-arch":  # its capture may be empty
             setting_rules.arch_entry_rule(ranked, m.line, caps.get("arch_entry") or "")
+        if m.sig.id == "determinism-unmet/torch-cublas-workspace":
+            setting_rules.cublas_workspace_rule(ranked, m.line, snap)
         if caps.get("gloo_iface"):
             setting_rules.gloo_iface_rule(ranked, m.line, caps["gloo_iface"], snap)
         if caps.get("mem_free", "").isdigit() and caps.get("mem_total", "").isdigit():

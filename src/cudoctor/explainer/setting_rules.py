@@ -1,12 +1,13 @@
 """Rules for errors about a setting in the environment: the allocator option a log names, read
 against which release knows it (knowledge/torch_alloc_conf.toml) and the torch the facts describe;
-the interface name Gloo could not use, read against this host's interfaces."""
+the interface name Gloo could not use, read against this host's interfaces; PyTorch's cuBLAS
+determinism error, read against the CUBLAS_WORKSPACE_CONFIG this environment holds."""
 
 from __future__ import annotations
 
 import re
 
-from cudoctor import versions
+from cudoctor import knowledge, versions
 from cudoctor.checks import interfaces, view
 from cudoctor.explainer.ranked import RULE_OUT, RankedCause, bump
 from cudoctor.knowledge import torch_alloc_conf as alloc_conf
@@ -91,3 +92,34 @@ def arch_entry_rule(ranked: dict[str, RankedCause], line: int, entry: str) -> No
     reason = f"line {line}: {shown} is not a compute capability: TORCH_CUDA_ARCH_LIST is written wrong"
     bump(ranked, CAUSE, RULE_OUT, reason)
     bump(ranked, "arch-unsupported", -RULE_OUT, f"{reason}, not a GPU newer than torch")
+
+
+def cublas_workspace_rule(ranked: dict[str, RankedCause], line: int, snap: Snapshot) -> None:
+    """'Deterministic behavior was enabled ... it uses CuBLAS': say what CUBLAS_WORKSPACE_CONFIG
+    holds here, since torch compares it as exact text, once per process."""
+    rc = ranked.get("determinism-unmet")
+    value = view.env(snap).get("CUBLAS_WORKSPACE_CONFIG")
+    if rc is None or value is None or any("CUBLAS_WORKSPACE_CONFIG" in r for r in rc.reasons):
+        return
+    exact = knowledge.table("env_settings")["cublas_workspace"]["deterministic"]
+    if value in exact:
+        rc.reasons.append(
+            f"line {line}: CUBLAS_WORKSPACE_CONFIG={value} is set here, so the failing process did not have it "
+            "when it made its first cuBLAS call"
+        )
+        rc.fixes.insert(
+            0,
+            f"This environment has CUBLAS_WORKSPACE_CONFIG={value}, the failing process did not: it was set after "
+            "the first GPU matrix product (a notebook cell, os.environ late in a script: restart the process), or "
+            "the job ran from another shell, a launcher or a container that does not pass it on (set it there)",
+        )
+        return
+    rc.reasons.append(
+        f"line {line}: CUBLAS_WORKSPACE_CONFIG={value!r} is set here, but torch accepts only the exact text "
+        + " or ".join(exact)
+    )
+    rc.fixes.insert(
+        0,
+        f"CUBLAS_WORKSPACE_CONFIG is {value!r}; torch compares the exact text: export CUBLAS_WORKSPACE_CONFIG=:4096:8 "
+        "(no quotes or spaces inside the value)",
+    )
