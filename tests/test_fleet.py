@@ -118,3 +118,16 @@ def test_a_node_whose_interfaces_the_setting_misses_stands_out(tmp_path: Path) -
     ]
     assert "socket-ifname-unmatched" in [f["id"] for f in result.groups[1].findings]
     assert "socket-ifname-unmatched" not in [f["id"] for f in result.groups[0].findings]
+
+
+def test_a_node_whose_determinism_setting_differs_stands_out(tmp_path: Path) -> None:
+    """A deterministic job fails only on the node where CUBLAS_WORKSPACE_CONFIG lost its colon."""
+    base = {"PATH": os.environ["PATH"], "CUBLAS_WORKSPACE_CONFIG": ":4096:8"}
+    for name in ("node-01", "node-02", "node-03"):
+        _write(tmp_path / f"{name}.json", base)
+    _write(tmp_path / "node-17.json", dict(base, CUBLAS_WORKSPACE_CONFIG="4096:8"))
+    result = analysis.analyse(analysis.load_reports([str(tmp_path)]))
+    (outlier,) = result.outliers
+    assert outlier["differences"] == [
+        {"fact": "$CUBLAS_WORKSPACE_CONFIG", "value": "4096:8", "majority": ":4096:8"}
+    ]

@@ -101,6 +101,7 @@ def _load_all() -> None:
         build,
         caches,
         cpu,
+        determinism,
         device_order,
         driver,
         driverlibs,

@@ -11,6 +11,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from cudoctor import knowledge
 from cudoctor.model import Fact, absent, known, unknown
 
 ENV_VARS = (
@@ -76,7 +77,10 @@ PATH_VARS = (
 
 
 def relevant_env(env: Mapping[str, str]) -> dict[str, str]:
-    return {k: env[k] for k in ENV_VARS if k in env}
+    """The variables cudoctor reads: ENV_VARS, and every variable a knowledge table says how a
+    framework reads (so a row added there is collected without a code change)."""
+    names = set(ENV_VARS) | knowledge.env_variables()
+    return {k: env[k] for k in sorted(names) if k in env}
 
 
 LIST_VARS = ("LD_LIBRARY_PATH", "PATH")

@@ -26,6 +26,8 @@ FINGERPRINT_ENV = (
     "NCCL_P2P_DISABLE",
     "PYTORCH_CUDA_ALLOC_CONF",
     "PYTORCH_ALLOC_CONF",
+    "CUBLAS_WORKSPACE_CONFIG",
+    "TF_DETERMINISTIC_OPS",
 )
 FRAMEWORKS = ("torch", "tensorflow", "jax", "cupy")
 

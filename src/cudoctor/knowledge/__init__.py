@@ -177,6 +177,14 @@ def env_setting(variable: str) -> dict[str, Any] | None:
     return next((r for r in table("env_settings")["setting"] if r["variable"] == variable), None)
 
 
+def env_variables() -> set[str]:
+    """Every environment variable the env_settings tables say how to read."""
+    tables = table("env_settings")
+    return {
+        row["variable"] for key in ("setting", "left_on", "interface", "checked_read") for row in tables[key]
+    }
+
+
 def env_flag(variable: str, value: str | None) -> bool | None:
     """What a framework makes of a boolean variable's value, as it compares it: True, False, or
     None when it is unset or ignored ('True' for TF_FORCE_GPU_ALLOW_GROWTH)."""
@@ -323,6 +331,7 @@ def validate() -> list[str]:
         ("env_settings", "setting"),
         ("env_settings", "left_on"),
         ("env_settings", "interface"),
+        ("env_settings", "checked_read"),
         ("blas_args", "routine"),
         ("torch_alloc_conf", "variable"),
         ("torch_alloc_conf", "key"),
@@ -369,7 +378,15 @@ def _env_settings_problems() -> list[str]:
         "choice": ("values",),
         "platforms": ("gpu_values",),
     }
-    problems = []
+    problems = [
+        f"env_settings.toml: {row.get('variable')}: parse must be bool or int64, builds any or cuda"
+        for row in table("env_settings")["checked_read"]
+        if row.get("parse") not in ("bool", "int64")
+        or row.get("builds") not in ("any", "cuda")
+        or not row.get("reads")
+    ]
+    if not table("env_settings")["cublas_workspace"].get("source"):
+        problems.append("env_settings.toml [cublas_workspace]: no source")
     for row in table("env_settings")["setting"]:
         wanted = (*kinds.get(row.get("kind", ""), ("kind",)), "cause", "effect", "fix")
         missing = [f for f in wanted if f not in row]
