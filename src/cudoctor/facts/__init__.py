@@ -25,6 +25,7 @@ from cudoctor.facts import (
     network,
     packages,
     toolkits,
+    xlaflags,
 )
 from cudoctor.model import Fact, Snapshot, failed, known
 
@@ -104,6 +105,7 @@ def collect_live(env: Mapping[str, str] | None = None, sys_path: Sequence[str] |
                 network.ib_devices(),
             ],
         ),
+        ("xla_flags", lambda: [xlaflags.collect(env, sys_path)]),
         (
             "cpu_runtimes",
             lambda: [known("cpu.runtime_libs", host.cpu_runtime_libs(sys_path), "package files")],

@@ -332,6 +332,7 @@ def validate() -> list[str]:
         ("env_settings", "left_on"),
         ("env_settings", "interface"),
         ("env_settings", "checked_read"),
+        ("env_settings", "xla_flag_renamed"),
         ("blas_args", "routine"),
         ("torch_alloc_conf", "variable"),
         ("torch_alloc_conf", "key"),
