@@ -57,6 +57,18 @@ BROKEN = {
         "import jax.numpy as jnp; x = jnp.ones((1 << 38,), jnp.float32); x.block_until_ready()",
     ),
     "jax_hidden_gpu": ("CUDA_VISIBLE_DEVICES=", "import jax; print(jax.devices('gpu'))"),
+    # deterministic mode: CUBLAS_WORKSPACE_CONFIG empty, then written with a leading space
+    # (torch compares the exact text ':4096:8' / ':16:8')
+    "deterministic_cublas_unset": (
+        "CUBLAS_WORKSPACE_CONFIG=",
+        "import torch; torch.use_deterministic_algorithms(True); "
+        "a = torch.ones(64, 64, device='cuda'); print(torch.mm(a, a).sum().item())",
+    ),
+    "deterministic_cublas_loose": (
+        "CUBLAS_WORKSPACE_CONFIG= :4096:8",
+        "import torch; torch.use_deterministic_algorithms(True); "
+        "a = torch.ones(64, 64, device='cuda'); print(torch.mm(a, a).sum().item())",
+    ),
 }
 HIDE_LIBS = ("libcudnn.so.9", "libcublasLt.so.13", "libcublasLt.so.12")
 HIDDEN_RUNS = {
