@@ -18,7 +18,8 @@ from cudoctor.model import Fact, absent, known, unknown
 
 KEY = "xla.flags"
 NAME = re.compile(rb"xla_[a-z0-9_]+")
-# Where each framework keeps its XLA, newest layout first; every one present is read.
+# Where each framework keeps its XLA, newest layout first; the first that registers flags is read
+# (xla/debug_options_flags.cc is linked into one library of each build).
 LIBRARIES = {
     "jax": ("jaxlib", ("libjax_common.so", "xla_extension.so")),
     "tensorflow": (
@@ -66,15 +67,19 @@ def collect(env: Mapping[str, str], sys_path: Sequence[str]) -> Fact:
     for framework, (package, files) in LIBRARIES.items():
         root = find_package_dir(sys_path, package)
         paths = [os.path.join(root, f) for f in files if root and os.path.isfile(os.path.join(root, f))]
-        flags: set[str] = set()
         for path in paths:
             try:
-                flags |= registered_flags(path)
+                flags = registered_flags(path)
             except (OSError, ValueError, elf.ElfError):  # unreadable, or not ELF (macOS, Windows)
                 continue
-        if flags:
-            unknown_names = [n for n in names if n not in flags]
-            readers[framework] = {"libraries": paths, "flags_known": len(flags), "unknown": unknown_names}
+            if flags:
+                unknown_names = [n for n in names if n not in flags]
+                readers[framework] = {
+                    "libraries": [path],
+                    "flags_known": len(flags),
+                    "unknown": unknown_names,
+                }
+                break
     if not readers:
         return unknown(KEY, "library files", "no installed XLA library could be read for its flags")
     return known(KEY, {"flags": names, "readers": readers}, ".rodata of the frameworks' XLA libraries")
