@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from cudoctor.explainer import rank
 from tests.test_explain import explain_text, rooted, top
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -252,13 +253,50 @@ def test_the_mse_warning_alone_is_no_error_but_bce_raising_it_is() -> None:
     assert "Using a target size" in warning and explain_text(warning).causes == []
 
 
-def test_gpu_index_asserts_stay_illegal_memory_access() -> None:
-    log = (
-        "../aten/src/ATen/native/cuda/Indexing.cu:1289: indexSelectLargeIndex: block: [0,0,0], thread: [0,0,0] "
-        "Assertion `srcIndex < srcSelectDimSize` failed.\n"
-        "RuntimeError: CUDA error: device-side assert triggered\n"
+GPU_ASSERTS = {  # the kernel assertion lines torch prints before "device-side assert triggered"
+    "indexSelectLargeIndex: block: [0,0,0], thread: [0,0,0] Assertion `srcIndex < srcSelectDimSize` failed.": (
+        "assert-embedding-index",
+        "index_select's, which nn.Embedding uses",
+    ),
+    "nll_loss_forward_reduce_cuda_kernel_2d: block: [0,0,0], thread: [5,0,0] Assertion `t >= 0 && t < n_classes` failed.": (
+        "assert-class-label",
+        "NLL / cross-entropy loss kernel's",
+    ),
+    'operator(): block: [492,0,0], thread: [127,0,0] Assertion `index >= -sizes[i] && index < sizes[i] && "index out of bounds"` failed.': (
+        "assert-index-out-of-bounds",
+        "tensor-indexing kernel's",
+    ),
+    "operator(): block: [134,0,0], thread: [127,0,0] Assertion `input_val >= zero && input_val <= one` failed.": (
+        "assert-bce-input",
+        "binary_cross_entropy's",
+    ),
+}
+
+
+@pytest.mark.parametrize("line", sorted(GPU_ASSERTS))
+def test_a_gpu_assertion_stays_illegal_memory_access_with_the_step_its_check_names(line: str) -> None:
+    sig, step = GPU_ASSERTS[line]
+    exp = rooted(
+        f"../aten/src/ATen/native/cuda/Kernel.cu:92: {line}\nRuntimeError: CUDA error: device-side assert triggered\n",
+        f"illegal-memory-access/{sig}",
     )
-    assert top(explain_text(log))[0] == "illegal-memory-access"
+    steps = rank.cause_json(exp.causes, 0)["fix"]  # its own step first, then the cause's
+    assert top(exp)[0] == "illegal-memory-access"
+    own = len(exp.root.sig.fix)
+    assert step in steps[0] and steps[own].startswith("Re-run with CUDA_LAUNCH_BLOCKING=1")
+
+
+def test_an_assertion_without_a_known_check_keeps_the_generic_steps() -> None:
+    exp = rooted(
+        "kernel.cu:10: block: [0,0,0], thread: [0,0,0] Assertion `n > 0` failed.\n",
+        "illegal-memory-access/device-side-assert",
+    )
+    assert rank.cause_json(exp.causes, 0)["fix"][0].startswith("Re-run with CUDA_LAUNCH_BLOCKING=1")
+
+
+def test_torch_1_cpu_label_assertion_is_an_index_out_of_range() -> None:
+    line = "RuntimeError: Assertion `cur_target >= 0 && cur_target < n_classes' failed.  at ../aten/src/THNN/generic/ClassNLLCriterion.c:94\n"
+    assert top(rooted(line, "index-out-of-range/class-label"))[0] == "index-out-of-range"
 
 
 @pytest.mark.parametrize(
