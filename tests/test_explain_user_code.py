@@ -4,7 +4,6 @@ On a GPU the same bugs often surface as a device-side assert; on the CPU the fra
 
 from __future__ import annotations
 
-import os
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -13,8 +12,6 @@ import pytest
 
 from cudoctor.explainer import rank
 from tests.test_explain import explain_text, rooted, top
-
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 
 def _raised(call: Callable[[], Any]) -> str:
