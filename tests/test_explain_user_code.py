@@ -23,10 +23,12 @@ def _raised(call: Callable[[], Any]) -> str:
     raise AssertionError("the call raised nothing")
 
 
-def _explained(call: Callable[[], Any], sig_id: str, cause: str) -> list[str]:
+def _explained(call: Callable[[], Any], sig_id: str) -> list[str]:
+    """The steps for the error `call` raises, after checking that signature `sig_id` matched its
+    root error and that the cause it is named after ranks first."""
     exp = explain_text(_raised(call))
     assert exp.root is not None and exp.root.sig.id == sig_id, exp.root and exp.root.text
-    assert top(exp)[0] == cause
+    assert top(exp)[0] == sig_id.split("/")[0]
     return exp.causes[0].fixes
 
 
@@ -64,7 +66,7 @@ TORCH_SHAPES: dict[str, tuple[str, Callable[[Any], Any]]] = {
 def test_torch_shape_errors_are_shape_mismatch(case: str) -> None:
     torch = _torch()
     sig, call = TORCH_SHAPES[case]
-    _explained(lambda: call(torch), f"shape-mismatch/{sig}", "shape-mismatch")
+    _explained(lambda: call(torch), f"shape-mismatch/{sig}")
 
 
 TORCH_INDICES: dict[str, tuple[str, Callable[[Any], Any]]] = {
@@ -86,7 +88,7 @@ TORCH_INDICES: dict[str, tuple[str, Callable[[Any], Any]]] = {
 def test_torch_index_errors_are_index_out_of_range(case: str) -> None:
     torch = _torch()
     sig, call = TORCH_INDICES[case]
-    _explained(lambda: call(torch), f"index-out-of-range/{sig}", "index-out-of-range")
+    _explained(lambda: call(torch), f"index-out-of-range/{sig}")
 
 
 def test_the_embedding_steps_name_the_usual_causes() -> None:
@@ -94,14 +96,12 @@ def test_the_embedding_steps_name_the_usual_causes() -> None:
     fixes = _explained(
         lambda: torch.nn.Embedding(10, 3)(torch.tensor([12])),
         "index-out-of-range/embedding-or-index-select",
-        "index-out-of-range",
     )
     assert "num_embeddings" in fixes[0] and "resize_token_embeddings" in fixes[1]
     assert "max_position_embeddings" in fixes[2]
     label = _explained(
         lambda: torch.nn.functional.nll_loss(torch.ones(2, 3), torch.tensor([0, -1])),
         "index-out-of-range/class-label",
-        "index-out-of-range",
     )
     assert any("ignore_index" in f for f in label)
 
@@ -123,34 +123,32 @@ TORCH_DTYPES: dict[str, tuple[str, Callable[[Any], Any]]] = {
 def test_torch_dtype_errors_are_dtype_mismatch(case: str) -> None:
     torch = _torch()
     sig, call = TORCH_DTYPES[case]
-    fixes = _explained(lambda: call(torch), f"dtype-mismatch/{sig}", "dtype-mismatch")
+    fixes = _explained(lambda: call(torch), f"dtype-mismatch/{sig}")
     if sig == "index-needs-integer":  # its own steps replace the generic "cast one operand"
         assert fixes[0].startswith("Indices, token ids and class labels must be integer tensors")
         assert not any("Cast one operand" in f for f in fixes)
 
 
-NUMPY: dict[str, tuple[str, str, Callable[[Any], Any]]] = {
-    "broadcast": ("shape-mismatch/broadcast", "shape-mismatch", lambda np: np.ones(3) + np.ones(4)),
+NUMPY: dict[str, tuple[str, Callable[[Any], Any]]] = {
+    "broadcast": ("shape-mismatch/broadcast", lambda np: np.ones(3) + np.ones(4)),
     "einsum": (
         "shape-mismatch/broadcast",
-        "shape-mismatch",
         lambda np: np.einsum("ij,jk->ik", np.ones((2, 3)), np.ones((4, 5))),
     ),
-    "reshape": ("shape-mismatch/reshape", "shape-mismatch", lambda np: np.ones(6).reshape(4)),
+    "reshape": ("shape-mismatch/reshape", lambda np: np.ones(6).reshape(4)),
     "concat": (
         "shape-mismatch/concat",
-        "shape-mismatch",
         lambda np: np.concatenate([np.ones((2, 3)), np.ones((3, 4))], axis=1),
     ),
-    "index": ("index-out-of-range/index-out-of-bounds", "index-out-of-range", lambda np: np.ones(3)[5]),
+    "index": ("index-out-of-range/index-out-of-bounds", lambda np: np.ones(3)[5]),
 }
 
 
 @pytest.mark.parametrize("case", sorted(NUMPY))
 def test_numpy_errors(case: str) -> None:
     np = pytest.importorskip("numpy")
-    sig, cause, call = NUMPY[case]
-    _explained(lambda: call(np), sig, cause)
+    sig, call = NUMPY[case]
+    _explained(lambda: call(np), sig)
 
 
 JAX: dict[str, tuple[str, Callable[[Any], Any]]] = {
@@ -167,7 +165,7 @@ JAX: dict[str, tuple[str, Callable[[Any], Any]]] = {
 def test_jax_errors(case: str) -> None:
     jnp = pytest.importorskip("jax.numpy")
     sig, call = JAX[case]
-    _explained(lambda: call(jnp), sig, "shape-mismatch")
+    _explained(lambda: call(jnp), sig)
 
 
 def _keras_fit(tf: Any, labels: Any, loss: str) -> None:
@@ -178,52 +176,43 @@ def _keras_fit(tf: Any, labels: Any, loss: str) -> None:
     model.fit(np.ones((4, 3)), labels, verbose=0)
 
 
-TF: dict[str, tuple[str, str, Callable[[Any], Any]]] = {
+TF: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "batch_matmul": (
         "shape-mismatch/matmul-shapes",
-        "shape-mismatch",
         lambda tf: tf.linalg.matmul(tf.ones((2, 2, 3)), tf.ones((3, 3, 5))),
     ),
-    "add": ("shape-mismatch/broadcast", "shape-mismatch", lambda tf: tf.ones((3,)) + tf.ones((4,))),
-    "reshape": ("shape-mismatch/reshape", "shape-mismatch", lambda tf: tf.reshape(tf.ones(6), (4,))),
+    "add": ("shape-mismatch/broadcast", lambda tf: tf.ones((3,)) + tf.ones((4,))),
+    "reshape": ("shape-mismatch/reshape", lambda tf: tf.reshape(tf.ones(6), (4,))),
     "concat": (
         "shape-mismatch/concat",
-        "shape-mismatch",
         lambda tf: tf.concat([tf.ones((2, 3)), tf.ones((3, 4))], axis=1),
     ),
     "conv_depth": (
         "shape-mismatch/layer-input",
-        "shape-mismatch",
         lambda tf: tf.nn.conv2d(tf.ones((1, 8, 8, 4)), tf.ones((3, 3, 3, 8)), 1, "SAME"),
     ),
     "dense_input": (
         "shape-mismatch/layer-input",
-        "shape-mismatch",
         lambda tf: tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(4)])(tf.ones((2, 5))),
     ),
     "xent_shape": (
         "shape-mismatch/broadcast",
-        "shape-mismatch",
         lambda tf: tf.nn.softmax_cross_entropy_with_logits(labels=tf.ones((2, 3)), logits=tf.ones((2, 4))),
     ),
     "cce_int_labels": (
         "shape-mismatch/loss-target",
-        "shape-mismatch",
         lambda tf: _keras_fit(tf, tf.ones((4, 1)), "categorical_crossentropy"),
     ),
     "gather": (
         "index-out-of-range/index-out-of-bounds",
-        "index-out-of-range",
         lambda tf: tf.gather(tf.ones((3,)), [5]),
     ),
     "embedding": (
         "index-out-of-range/index-out-of-bounds",
-        "index-out-of-range",
         lambda tf: tf.keras.layers.Embedding(10, 3)(tf.constant([12])),
     ),
     "scce_label": (
         "index-out-of-range/class-label",
-        "index-out-of-range",
         lambda tf: _keras_fit(tf, tf.fill((4,), 12), "sparse_categorical_crossentropy"),
     ),
 }
@@ -232,8 +221,8 @@ TF: dict[str, tuple[str, str, Callable[[Any], Any]]] = {
 @pytest.mark.parametrize("case", sorted(TF))
 def test_tensorflow_errors(case: str) -> None:
     tf = pytest.importorskip("tensorflow")
-    sig, cause, call = TF[case]
-    _explained(lambda: call(tf), sig, cause)
+    sig, call = TF[case]
+    _explained(lambda: call(tf), sig)
 
 
 # ------------------------------------------------------------------ counter-examples and old forms
