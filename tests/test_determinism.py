@@ -116,7 +116,10 @@ TF_ONEDNN_OP = (
 def test_the_check_agrees_with_the_installed_tensorflow(variable: str, value: str, code: str) -> None:
     """The real tensorflow-cpu aborts exactly where the check says it does, and explain reads the
     line it prints before dying."""
-    done = _run_tensorflow(code, {variable: value})
+    # TensorFlow turns oneDNN on by default only on Intel CPUs with AVX512_VNNI, AVX512_BF16 or AMX;
+    # TF_ENABLE_ONEDNN_OPTS=1 turns it on elsewhere (an AMD EPYC), so the variable is read there too
+    onednn = {"TF_ENABLE_ONEDNN_OPTS": "1"} if variable.startswith("TF_ONEDNN_") else {}
+    done = _run_tensorflow(code, {variable: value, **onednn})
     row = next(r for r in knowledge.table("env_settings")["checked_read"] if r["variable"] == variable)
     parses = determinism.tf_parses(row["parse"], value)
     assert (done.returncode == 0) is parses, done.stderr[-2000:]
