@@ -4,6 +4,7 @@ torch), and its whole traceback is explained. Lines a healthy run prints stay si
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import warnings
@@ -211,3 +212,56 @@ def test_a_loss_scale_fallen_below_one_is_an_error() -> None:
 )
 def test_what_a_healthy_mixed_precision_run_prints_is_no_error(line: str) -> None:
     assert explain_text(line).causes == []
+
+
+# ------------------------------------------------------------------ training that diverged
+KERAS_TERMINATE_ON_NAN = (
+    "import numpy as np, tensorflow as tf\n"
+    "model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])\n"
+    "model.compile(loss='mse', optimizer='sgd')\n"
+    "x = np.array([[np.nan, 1.0]] * 4)\n"
+    "model.fit(x, np.ones((4, 1)), verbose=0, callbacks=[tf.keras.callbacks.TerminateOnNaN()])\n"
+)
+
+
+def test_keras_stopping_on_a_nan_loss_is_a_diverged_training() -> None:
+    pytest.importorskip("tensorflow")
+    out = subprocess.run(
+        [sys.executable, "-c", KERAS_TERMINATE_ON_NAN],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    exp = rooted(out.stdout + out.stderr, "numerical-instability/training-diverged")
+    assert "learning rate" in rank.cause_json(exp.causes, 0)["fix"][0]
+
+
+@pytest.mark.parametrize(
+    ("line", "sig"),
+    [
+        ("FloatingPointError: Loss became infinite or NaN at iteration=27!", "training-diverged"),
+        (
+            "FloatingPointError: Predicted boxes or scores contain Inf/NaN. Training has diverged.",
+            "training-diverged",
+        ),
+        (
+            "ValueError: The loss returned in `training_step` is tensor(nan, device='cuda:0').",
+            "training-diverged",
+        ),
+        (
+            "FloatingPointError: Minimum loss scale reached (0.0001). Your loss is probably exploding. "
+            "Try lowering the learning rate, using gradient clipping or increasing the batch size.",
+            "loss-scale-exhausted",
+        ),
+        ("| WARNING: overflow detected, setting loss scale to: 0.0001220703125", "loss-scale-exhausted"),
+    ],
+)
+def test_what_training_frameworks_say_when_training_diverges(line: str, sig: str) -> None:
+    """detectron2, Lightning and fairseq word it their own way (their texts, from their sources)."""
+    rooted(line, f"numerical-instability/{sig}")
+
+
+def test_a_fairseq_overflow_at_a_large_scale_is_no_error() -> None:
+    assert explain_text("| WARNING: overflow detected, setting loss scale to: 64.0").causes == []
