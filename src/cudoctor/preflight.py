@@ -14,6 +14,8 @@ import sys
 import warnings
 from typing import Any
 
+from cudoctor import preflight_values
+
 INT32_MAX = 2**31 - 1
 FLOAT_RANK = {"float16": 1, "bfloat16": 1, "float32": 2, "float64": 3, "complex64": 4, "complex128": 5}
 ITEMSIZE = {
@@ -323,8 +325,10 @@ def _layout_notes(a: Operand, b: Operand) -> list[str]:
     return notes
 
 
-def matmul(a: Any, b: Any) -> Preflight:
-    """Check `a @ b` before running it; raises PreflightError, warns PreflightWarning."""
+def matmul(a: Any, b: Any, *, values: bool = False) -> Preflight:
+    """Check `a @ b` before running it; raises PreflightError, warns PreflightWarning.
+    values=True also reads the operands (one pass each, a device sync on a GPU): NaN or Inf in
+    them, and a float16 product that can overflow, become warnings."""
     oa, ob = describe(a), describe(b)
     _check_devices(oa, ob)
     out_dtype = _check_dtypes(oa, ob)
@@ -332,12 +336,21 @@ def matmul(a: Any, b: Any) -> Preflight:
     out_shape = matmul_shape(oa, ob)
     out_bytes, notes = _check_size(oa, ob, out_shape, out_dtype)
     notes += _layout_notes(oa, ob)
+    if values:
+        notes += _value_notes(oa, ob, out_dtype)
     for note in notes:
         warnings.warn(note, PreflightWarning, stacklevel=2)
     return Preflight(out_shape, out_dtype, out_bytes, tuple(notes))
 
 
-def bmm(a: Any, b: Any) -> Preflight:
+def _value_notes(a: Operand, b: Operand, out_dtype: str, b_name: str = "b") -> list[str]:
+    read = preflight_values.read
+    return preflight_values.notes(
+        read(a.framework, a.raw, a.dtype), read(b.framework, b.raw, b.dtype), out_dtype, b_name
+    )
+
+
+def bmm(a: Any, b: Any, *, values: bool = False) -> Preflight:
     """Batched product of two 3-D operands with the same batch size (torch.bmm rules)."""
     oa, ob = describe(a), describe(b)
     if len(oa.shape) != 3 or len(ob.shape) != 3 or oa.shape[0] != ob.shape[0]:
@@ -347,11 +360,12 @@ def bmm(a: Any, b: Any) -> Preflight:
             ["use matmul for broadcasting batches"],
             [oa.describe(), ob.describe()],
         )
-    return matmul(a, b)
+    return matmul(a, b, values=values)
 
 
-def linear(x: Any, weight: Any, bias: Any = None) -> Preflight:
-    """`x @ weight.T + bias` with weight stored [out_features, in_features] (torch Linear layout)."""
+def linear(x: Any, weight: Any, bias: Any = None, *, values: bool = False) -> Preflight:
+    """`x @ weight.T + bias` with weight stored [out_features, in_features] (torch Linear layout);
+    values=True reads the operands as matmul does."""
     ox, ow = describe(x), describe(weight)
     if len(ow.shape) != 2:
         raise PreflightError(
@@ -384,6 +398,8 @@ def linear(x: Any, weight: Any, bias: Any = None) -> Preflight:
     out_shape = (*ox.shape[:-1], ow.shape[0])
     out_dtype = promoted(ox.dtype, ow.dtype)
     out_bytes, notes = _check_size(ox, ow, out_shape, out_dtype)
+    if values:
+        notes += _value_notes(ox, ow, out_dtype, b_name="weight")
     for note in notes:
         warnings.warn(note, PreflightWarning, stacklevel=2)
     return Preflight(out_shape, out_dtype, out_bytes, tuple(notes))
