@@ -116,6 +116,18 @@ TORCH_DTYPES: dict[str, tuple[str, Callable[[Any], Any]]] = {
         lambda t: t.nn.functional.nll_loss(t.ones(2, 3), t.tensor([0.0, 1.0])),
     ),
     "index_float": ("index-needs-integer", lambda t: t.ones(3)[t.tensor([0.0])]),
+    "sdpa_qkv": (
+        "attention-qkv-dtype",
+        lambda t: t.nn.functional.scaled_dot_product_attention(
+            t.ones(1, 1, 2, 4), t.ones(1, 1, 2, 4).half(), t.ones(1, 1, 2, 4).half()
+        ),
+    ),
+    "sdpa_mask": (
+        "attention-qkv-dtype",
+        lambda t: t.nn.functional.scaled_dot_product_attention(
+            *[t.ones(1, 1, 2, 4)] * 3, attn_mask=t.ones(2, 2).half()
+        ),
+    ),
 }
 
 
