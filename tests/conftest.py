@@ -25,6 +25,19 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(os.path.dirname(ROOT), "shared")
 
 
+def python_output(code: str, env: Mapping[str, str] | None = None, timeout: int = 300) -> tuple[int, str]:
+    """Exit status and stdout + stderr of `code` run by this Python in a child process, with `env`
+    added to this environment (what a user would paste from a terminal)."""
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
 def stated(facts: Mapping[str, Any], hint: str | None = None, **extra: Any) -> Snapshot:
     """A snapshot of facts a person stated, plus extra facts given as key=value (dots as __)."""
     snap = from_stated(facts, hint)

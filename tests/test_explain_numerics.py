@@ -4,9 +4,6 @@ torch), and its whole traceback is explained. Lines a healthy run prints stay si
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -14,6 +11,7 @@ from typing import Any
 import pytest
 
 from cudoctor.explainer import rank
+from tests.conftest import python_output
 from tests.test_explain import explain_text, rooted
 from tests.test_explain_user_code import _explained
 
@@ -155,8 +153,7 @@ def test_lapack_refusing_the_scale_of_a_matrix_holding_inf_is_not_a_blas_argumen
     """torch's LAPACK prints 'Parameter 4 was incorrect on entry to SLASCL' itself (not in the
     traceback): the matrix's norm is NaN, not an argument torch passed wrong."""
     pytest.importorskip("torch")
-    out = subprocess.run([sys.executable, "-c", LSTSQ_OF_INF], capture_output=True, text=True, timeout=120)
-    log = out.stdout + out.stderr
+    _, log = python_output(LSTSQ_OF_INF)
     if "LASCL" not in log:
         pytest.skip("this torch's LAPACK does not print its argument errors")
     exp = rooted(log, "numerical-instability/lapack-scale-nan")
@@ -226,15 +223,9 @@ KERAS_TERMINATE_ON_NAN = (
 
 def test_keras_stopping_on_a_nan_loss_is_a_diverged_training() -> None:
     pytest.importorskip("tensorflow")
-    out = subprocess.run(
-        [sys.executable, "-c", KERAS_TERMINATE_ON_NAN],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    exp = rooted(out.stdout + out.stderr, "numerical-instability/training-diverged")
+    status, log = python_output(KERAS_TERMINATE_ON_NAN, {"TF_CPP_MIN_LOG_LEVEL": "3"})
+    assert status == 0, log[-2000:]
+    exp = rooted(log, "numerical-instability/training-diverged")
     assert "learning rate" in rank.cause_json(exp.causes, 0)["fix"][0]
 
 
