@@ -97,3 +97,16 @@ def test_integer_operands_and_unknown_frameworks_are_not_read() -> None:
     values = read("numpy", np.array([[1.0, -2.0], [3.0, 4.0]]), "float64")
     assert values is not None and (values.max_abs, values.max_row_sum) == (4.0, 7.0)
     assert float(np.finfo(np.float16).max) == FLOAT16_MAX
+
+
+def test_a_linear_layer_bias_counts_in_the_bound_and_is_read_for_nan() -> None:
+    torch = pytest.importorskip("torch")
+    x = torch.full((2, 10), 1000.0, dtype=torch.float16)  # rows sum to 1e4
+    weight = torch.full((3, 10), 6.0, dtype=torch.float16)  # 6e4 without the bias: within range
+    bias = torch.full((3,), 6000.0, dtype=torch.float16)  # 6.6e4 with it: past 65504
+    _silent(lambda: cudoctor.preflight.linear(x, weight, None, values=True))
+    with pytest.warns(PreflightWarning, match=r"float16 product can reach 6\.6e\+04"):
+        cudoctor.preflight.linear(x, weight, bias, values=True)
+    assert torch.isinf(torch.nn.functional.linear(x, weight, bias)).all()
+    with pytest.warns(PreflightWarning, match=r"bias holds 1 NaN or Inf"):
+        cudoctor.preflight.linear(x, weight, torch.tensor([NAN, 0.0, 0.0], dtype=torch.float16), values=True)

@@ -343,11 +343,13 @@ def matmul(a: Any, b: Any, *, values: bool = False) -> Preflight:
     return Preflight(out_shape, out_dtype, out_bytes, tuple(notes))
 
 
-def _value_notes(a: Operand, b: Operand, out_dtype: str, b_name: str = "b") -> list[str]:
-    read = preflight_values.read
-    return preflight_values.notes(
-        read(a.framework, a.raw, a.dtype), read(b.framework, b.raw, b.dtype), out_dtype, b_name
-    )
+def _value_notes(
+    a: Operand, b: Operand, out_dtype: str, b_name: str = "b", bias: Operand | None = None
+) -> list[str]:
+    def read(op: Operand | None) -> preflight_values.Values | None:
+        return preflight_values.read(op.framework, op.raw, op.dtype) if op is not None else None
+
+    return preflight_values.notes(read(a), read(b), out_dtype, b_name, read(bias))
 
 
 def bmm(a: Any, b: Any, *, values: bool = False) -> Preflight:
@@ -385,8 +387,8 @@ def linear(x: Any, weight: Any, bias: Any = None, *, values: bool = False) -> Pr
         )
     _check_devices(ox, ow)
     _check_dtypes(ox, ow)
-    if bias is not None:
-        ob = describe(bias)
+    ob = describe(bias) if bias is not None else None
+    if ob is not None:
         _check_devices(ox, ob)
         if ob.shape not in ((ow.shape[0],), ()):
             raise PreflightError(
@@ -399,7 +401,7 @@ def linear(x: Any, weight: Any, bias: Any = None, *, values: bool = False) -> Pr
     out_dtype = promoted(ox.dtype, ow.dtype)
     out_bytes, notes = _check_size(ox, ow, out_shape, out_dtype)
     if values:
-        notes += _value_notes(ox, ow, out_dtype, b_name="weight")
+        notes += _value_notes(ox, ow, out_dtype, b_name="weight", bias=ob)
     for note in notes:
         warnings.warn(note, PreflightWarning, stacklevel=2)
     return Preflight(out_shape, out_dtype, out_bytes, tuple(notes))

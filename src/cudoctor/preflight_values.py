@@ -63,23 +63,27 @@ def _tensorflow(x: Any, _: str) -> Values:
     return Values(0, float(tf.reduce_max(magnitude)), float(tf.reduce_max(tf.reduce_sum(magnitude, -1))))
 
 
-def notes(a: Values | None, b: Values | None, out_dtype: str, b_name: str = "b") -> list[str]:
-    """Warnings for `a @ b` (b as the product uses it: a Linear layer's weight is read transposed,
-    which leaves its largest entry unchanged)."""
+def notes(
+    a: Values | None, b: Values | None, out_dtype: str, b_name: str = "b", bias: Values | None = None
+) -> list[str]:
+    """Warnings for `a @ b (+ bias)` (b as the product uses it: a Linear layer's weight is read
+    transposed, which leaves its largest entry unchanged)."""
     out = [
         f"{name} holds {v.nonfinite} NaN or Inf value(s): every output they touch is NaN or Inf. Find where "
         "they first appear (torch.isfinite(x).all() after each step, torch.autograd.set_detect_anomaly(True), "
         "jax_debug_nans, tf.debugging.enable_check_numerics())"
-        for name, v in (("a", a), (b_name, b))
+        for name, v in (("a", a), (b_name, b), ("bias", bias))
         if v is not None and v.nonfinite
     ]
     if out_dtype != "float16" or a is None or b is None or out:
         return out
-    bound = a.max_row_sum * b.max_abs
+    bound = a.max_row_sum * b.max_abs + (bias.max_abs if bias is not None else 0.0)
     if bound > FLOAT16_MAX:
         out.append(
             f"the float16 product can reach {bound:.3g}: a row of a sums to {a.max_row_sum:.3g} in absolute value "
-            f"and {b_name}'s largest entry is {b.max_abs:.3g}, above float16's largest value 65504, and an entry "
+            f"and {b_name}'s largest entry is {b.max_abs:.3g}"
+            + (f" (plus a bias up to {bias.max_abs:.3g})" if bias is not None else "")
+            + ", above float16's largest value 65504, and an entry "
             "that passes it becomes inf. Scale the inputs down, or multiply in bfloat16 or float32 "
             "(torch.autocast(..., dtype=torch.bfloat16) on Ampere or newer GPUs)"
         )
