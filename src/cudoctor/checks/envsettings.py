@@ -1,8 +1,9 @@
 """Framework settings in the environment that the framework reads otherwise than meant: a value
 it ignores (TF_FORCE_GPU_ALLOW_GROWTH=True), reads the other way (XLA_PYTHON_CLIENT_PREALLOCATE=FALSE),
 refuses at start (XLA_PYTHON_CLIENT_MEM_FRACTION=90%), or that keeps it off the GPU
-(JAX_PLATFORMS=cpu); and debugging or workaround settings left on (CUDA_LAUNCH_BLOCKING=1). How each
-variable is read is data: knowledge/env_settings.toml."""
+(JAX_PLATFORMS=cpu); and debugging or workaround settings left on (CUDA_LAUNCH_BLOCKING=1, and
+PYTORCH_NO_CUDA_MEMORY_CACHING=0, which PyTorch before 2.7 takes as set). How each variable is read,
+and from which release, is data: knowledge/env_settings.toml."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def env_setting_misread(snap: Snapshot) -> list[Finding]:
     for row in knowledge.table("env_settings")["setting"]:
         value = env.get(row["variable"])
         info = builds.get(row["framework"])
-        if value is None or info is None:
+        if value is None or info is None or not _reads_this_way(row, info):
             continue
         misread = _misread(row, value)
         if misread is None:
@@ -45,6 +46,16 @@ def env_setting_misread(snap: Snapshot) -> list[Finding]:
             )
         )
     return out
+
+
+def _reads_this_way(row: dict[str, Any], info: dict[str, Any]) -> bool:
+    """Whether the installed release reads the variable as the row says (a row with `since`
+    holds from that release on; an unknown version is not judged)."""
+    if "since" not in row:
+        return True
+    version = versions.parse(info.get("version"))
+    since = versions.parse(row["since"])
+    return version is not None and since is not None and versions.at_least(version, since)
 
 
 def _misread(row: dict[str, Any], value: str) -> tuple[Severity, str, str] | None:
@@ -74,7 +85,7 @@ def _misread(row: dict[str, Any], value: str) -> tuple[Severity, str, str] | Non
 
 
 def _misread_bool(row: dict[str, Any], value: str) -> tuple[Severity, str, str] | None:
-    read = knowledge.env_flag(row["variable"], value)
+    read = knowledge.flag_reading(row, value)
     meant = row["meant"] == "true"
     if read is meant or value.strip().lower() not in row["meant_words"]:
         return None  # read as meant, or not a spelling of the meant value (a deliberate other setting)
@@ -94,15 +105,17 @@ def setting_left_on(snap: Snapshot) -> list[Finding]:
     for row in knowledge.table("env_settings")["left_on"]:
         value = env.get(row["variable"])
         users = [name for name in row["frameworks"] if name in builds]
-        on = value is not None and value.strip().lower() in {v.lower() for v in row["values"]}
-        if not on or not users or not _applies(row, gpus):
+        listed = value is not None and value.strip().lower() in {v.lower() for v in row["values"]}
+        any_value = value is not None and any(_reads_any_value(row, builds[name]) for name in users)
+        if not (listed or any_value) or not users or not _applies(row, gpus):
             continue
+        note = "" if listed else f" ({row['any_value_note']})"
         out.append(
             finding(
                 "setting-left-on",
                 "setting-left-on",
                 Severity.WARNING if row["severity"] == "warning" else Severity.INFO,
-                f"{row['variable']}={value} is set: {row['effect']}",
+                f"{row['variable']}={value} is set{note}: {row['effect']}",
                 LAYER,
                 evidence=[f"env:{row['variable']} = {value!r}"]
                 + [view.describe(name, builds[name]) for name in users],
@@ -112,6 +125,14 @@ def setting_left_on(snap: Snapshot) -> list[Finding]:
             )
         )
     return out
+
+
+def _reads_any_value(row: dict[str, Any], info: dict[str, Any]) -> bool:
+    """Whether this release turns the behaviour on whatever the variable's value (known versions
+    up to the row's `any_value_until`)."""
+    version = versions.parse(info.get("version"))
+    until = row.get("any_value_until")
+    return version is not None and until is not None and versions.in_range(version, "0", until)
 
 
 def _applies(row: dict[str, Any], gpus: list[dict[str, Any]]) -> bool:

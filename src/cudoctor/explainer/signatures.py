@@ -33,6 +33,7 @@ class Signature:
     generic_fixes: bool = True  # False: as the root error, its own steps replace its causes' generic ones
     gpu_arch: bool = False  # the option refused is the GPU's own architecture (a stated GPU stands for it)
     library_ran: bool = False  # a status the CUDA library itself returned: the libraries were found
+    warning: bool = False  # a warning beside the failure: the root error only when no error matched
     on_wsl: dict[str, float] = dataclasses.field(
         default_factory=dict
     )  # weights added when the facts say WSL2
@@ -87,6 +88,7 @@ def load() -> tuple[Signature, ...]:
             generic_fixes=bool(row.get("generic_fixes", True)),
             gpu_arch=bool(row.get("gpu_arch", False)),
             library_ran=bool(row.get("library_ran", False)),
+            warning=bool(row.get("warning", False)),
             on_wsl={str(k): float(v) for k, v in row.get("on_wsl", {}).items()},
         )
         for row in rows

@@ -189,7 +189,13 @@ def env_flag(variable: str, value: str | None) -> bool | None:
     """What a framework makes of a boolean variable's value, as it compares it: True, False, or
     None when it is unset or ignored ('True' for TF_FORCE_GPU_ALLOW_GROWTH)."""
     row = env_setting(variable)
-    if row is None or row["kind"] != "bool" or not value:
+    return None if row is None or not value else flag_reading(row, value)
+
+
+def flag_reading(row: dict[str, Any], value: str) -> bool | None:
+    """What the framework of an env_settings row of kind bool makes of a value: True, False, or
+    None when it ignores it."""
+    if row["kind"] != "bool" or not value:
         return None
     if value in row["true_values"]:
         return True
@@ -388,6 +394,17 @@ def _env_settings_problems() -> list[str]:
     ]
     if not table("env_settings")["cublas_workspace"].get("source"):
         problems.append("env_settings.toml [cublas_workspace]: no source")
+    for key, field in (("setting", "since"), ("left_on", "any_value_until")):
+        problems += [
+            f"env_settings.toml: {row['variable']}: {field} {row[field]!r} does not parse"
+            for row in table("env_settings")[key]
+            if field in row and versions.parse(row[field]) is None
+        ]
+    problems += [
+        f"env_settings.toml: {row['variable']}: any_value_until without any_value_note"
+        for row in table("env_settings")["left_on"]
+        if "any_value_until" in row and not row.get("any_value_note")
+    ]
     for row in table("env_settings")["setting"]:
         wanted = (*kinds.get(row.get("kind", ""), ("kind",)), "cause", "effect", "fix")
         missing = [f for f in wanted if f not in row]
