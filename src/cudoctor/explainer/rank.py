@@ -75,6 +75,9 @@ def fallback_root(scan: ScanResult) -> tuple[int, str] | None:
 
 def _weights(m: Match) -> dict[str, float]:
     """The signature's priors, redirected by what it captured (which library failed to load)."""
+    xid = knowledge.xid(m.captures["xid"]) if "xid" in m.captures else None
+    if xid is not None:
+        return dict(xid["causes"])
     w = dict(m.sig.causes)
     lib = m.captures.get("lib", "").lower()
     if lib.startswith(("libcudnn", "cudnn")) and "cuda-libs-missing" in w:
@@ -91,6 +94,14 @@ def _weights(m: Match) -> dict[str, float]:
     return w
 
 
+def _xid_steps(m: Match) -> list[str]:
+    """What the captured Xid code means and its steps (knowledge/xid.toml), first."""
+    row = knowledge.xid(m.captures["xid"]) if "xid" in m.captures else None
+    if row is None:
+        return []
+    return [f"Xid {row['code']} is '{row['name']}': {row['meaning']}", *row["fix"]]
+
+
 def log_scores(matches: list[Match], root: Match | None) -> dict[str, RankedCause]:
     ranked: dict[str, RankedCause] = {}
     by_sig: dict[str, Match] = {}
@@ -104,7 +115,8 @@ def log_scores(matches: list[Match], root: Match | None) -> dict[str, RankedCaus
             rc = ranked.setdefault(cause, RankedCause(cause, 0.0))
             rc.score += w * factor
             rc.evidence.append(f"line {m.line}: {m.text[:300]}")
-            rc.fixes += [f for f in m.sig.fixes_for(m.captures, cause) if f not in rc.fixes]
+            steps = _xid_steps(m) + m.sig.fixes_for(m.captures, cause)
+            rc.fixes += [f for f in steps if f not in rc.fixes]
             if is_root and not m.sig.generic_fixes:
                 rc.generic = False
     return ranked

@@ -172,6 +172,11 @@ def framework_libs_step(framework: str, version: str, cuda: str | None) -> str |
     return None
 
 
+def xid(code: str | int) -> dict[str, Any] | None:
+    """What an NVIDIA Xid code means (xid.toml); None for a code the table does not know."""
+    return next((r for r in table("xid")["xid"] if str(r["code"]) == str(code)), None)
+
+
 def env_setting(variable: str) -> dict[str, Any] | None:
     """How a framework reads this environment variable (env_settings.toml)."""
     return next((r for r in table("env_settings")["setting"] if r["variable"] == variable), None)
@@ -328,6 +333,7 @@ def validate() -> list[str]:
         ("numpy_abi", "module"),
         ("libstdcxx", "release"),
         ("cuinit", "code"),
+        ("xid", "xid"),
         ("jit_caches", "cache"),
         ("driver_libs", "library"),
         ("log_facts", "fact"),
@@ -370,6 +376,13 @@ def validate() -> list[str]:
         if row["cause"] not in causes() or not row.get("title"):
             problems.append(f"cuinit.toml: code {row.get('code')}: unknown cause, or no title")
     problems += _env_settings_problems()
+    problems += [
+        f"xid.toml: code {row.get('code')}: unknown cause, or no meaning or fix"
+        for row in table("xid")["xid"]
+        if not set(row.get("causes", {"?": 0})) <= set(causes())
+        or not row.get("meaning")
+        or not row.get("fix")
+    ]
     problems += _alloc_conf_problems()
     for cid, body in causes().items():
         for field in ("title", "why", "fix", "references"):
