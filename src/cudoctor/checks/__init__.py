@@ -115,6 +115,7 @@ def _load_all() -> None:
         toolchain,
         wheels,
         wsl,
+        xid,
         xlaflags,
     )
 
