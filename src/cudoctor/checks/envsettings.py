@@ -28,7 +28,7 @@ def env_setting_misread(snap: Snapshot) -> list[Finding]:
         info = builds.get(row["framework"])
         if value is None or info is None or not _reads_this_way(row, info):
             continue
-        misread = _misread(row, value)
+        misread = _misread(row, value, env, versions.parse(info.get("version")))
         if misread is None:
             continue
         severity, how, effect = misread
@@ -58,30 +58,57 @@ def _reads_this_way(row: dict[str, Any], info: dict[str, Any]) -> bool:
     return version is not None and since is not None and versions.at_least(version, since)
 
 
-def _misread(row: dict[str, Any], value: str) -> tuple[Severity, str, str] | None:
+def _misread(
+    row: dict[str, Any], value: str, env: dict[str, str], version: versions.Version | None
+) -> tuple[Severity, str, str] | None:
     """(severity, how the framework reads it, the row's field that says what follows) when it is
     not read as meant; None when it is."""
     kind = row["kind"]
+    if not value.strip() and row.get("empty_ignored"):
+        return None
     if kind == "bool":
         return _misread_bool(row, value)
-    if kind == "fraction":
-        try:
-            number = float(value)
-        except ValueError:
-            return Severity.ERROR, "is not a number", "effect"
-        if not row["low"] < number <= row["high"]:
-            return Severity.ERROR, f"is outside {row['low']:g} to {row['high']:g}", "effect_range"
-        return None
+    if kind in ("fraction", "int"):
+        return _misread_number(row, value)
     if kind == "choice":
+        return _misread_choice(row, value, version)
+    if kind == "exclusive":
         return (
-            None
-            if value.lower() in row["values"]
-            else (Severity.ERROR, "is not one of " + ", ".join(row["values"]), "effect")
+            (Severity.ERROR, f"is set together with {row['with']}", "effect")
+            if env.get(row["with"])
+            else None
         )
     platforms = [p.strip().lower() for p in value.split(",") if p.strip()]
     if platforms and not set(platforms) & set(row["gpu_values"]):
         return Severity.WARNING, "names no GPU platform", "effect"
     return None
+
+
+def _misread_number(row: dict[str, Any], value: str) -> tuple[Severity, str, str] | None:
+    """A value read with float() (a fraction in a range) or int() (a whole number)."""
+    try:
+        number = float(value) if row["kind"] == "fraction" else int(value)
+    except ValueError:
+        return (
+            Severity.ERROR,
+            "is not a number" if row["kind"] == "fraction" else "is not a whole number",
+            "effect",
+        )
+    if row["kind"] == "fraction" and not row["low"] < number <= row["high"]:
+        return Severity.ERROR, f"is outside {row['low']:g} to {row['high']:g}", "effect_range"
+    return None
+
+
+def _misread_choice(
+    row: dict[str, Any], value: str, version: versions.Version | None
+) -> tuple[Severity, str, str] | None:
+    """One of `values`, lower-cased; a value newer than the installed release (`values_since`) is
+    refused by it too (an unknown release is given every value)."""
+    since = {v: versions.parse(s) for v, s in row.get("values_since", {}).items()}
+    read = [v for v in row["values"] if version is None or versions.at_least(version, since.get(v) or ())]
+    if value.lower() in read:
+        return None
+    return Severity.ERROR, "is not one of " + ", ".join(read), "effect"
 
 
 def _misread_bool(row: dict[str, Any], value: str) -> tuple[Severity, str, str] | None:

@@ -395,6 +395,8 @@ def _env_settings_problems() -> list[str]:
     kinds = {
         "bool": ("true_values", "false_values", "other", "meant", "meant_words"),
         "fraction": ("low", "high", "effect_range"),
+        "int": (),
+        "exclusive": ("with",),
         "choice": ("values",),
         "platforms": ("gpu_values",),
     }
