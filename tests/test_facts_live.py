@@ -154,7 +154,7 @@ def test_stated_settings_in_prose_become_env_facts() -> None:
     snap = from_stated(
         {
             "other": "local_test.sh exports CUDA_VISIBLE_DEVICES=3, and XLA_PYTHON_CLIENT_MEM_FRACTION='.9'; "
-            "LD_LIBRARY_PATH=/usr/local/cuda-10.0/lib64",
+            "LD_LIBRARY_PATH=/usr/local/cuda-10.0/lib64; XLA_CLIENT_MEM_FRACTION=.5",
             "container": "docker run -e NVIDIA_VISIBLE_DEVICES=all",
         }
     )
@@ -162,6 +162,7 @@ def test_stated_settings_in_prose_become_env_facts() -> None:
     assert snap.value("env") == {
         "CUDA_VISIBLE_DEVICES": "3",
         "XLA_PYTHON_CLIENT_MEM_FRACTION": ".9",
+        "XLA_CLIENT_MEM_FRACTION": ".5",
         "NVIDIA_VISIBLE_DEVICES": "all",
     }
     assert from_stated({"other": "CUDA_VISIBLE_DEVICES=0,1 python train.py"}).value("env") == {
