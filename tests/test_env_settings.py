@@ -11,6 +11,7 @@ from cudoctor import knowledge
 from cudoctor.model import Severity, absent
 from tests.conftest import run_check, stated
 from tests.test_explain import explain_text, rooted, top
+from tests.test_jax_env_settings import jaxlib_backend_error
 
 TF = {"version": "2.15.0", "build": "cuda", "cuda": "12.2"}
 JAX = {"version": "0.4.30", "build": "cuda", "cuda": "12.3"}
@@ -131,15 +132,9 @@ def test_jax_preallocate_reading_matches_the_real_jaxlib(value: str, monkeypatch
 def test_jax_refuses_exactly_the_values_the_check_calls_errors(
     variable: str, value: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    xla_client = pytest.importorskip("jaxlib.xla_client")
-    monkeypatch.setenv(variable, value)
-    try:
-        xla_client.generate_pjrt_gpu_plugin_options()
-        refused = False
-    except ValueError:
-        refused = True
+    refused = jaxlib_backend_error({variable: value}, monkeypatch)
     flagged = [t for t in _misread({variable: value}, jax=JAX) if "is not" in t]
-    assert bool(flagged) is refused
+    assert bool(flagged) is (refused is not None)
 
 
 # ---------------------------------------------------------------- setting-left-on
@@ -216,14 +211,8 @@ def test_explain_reads_what_jax_raises_for_a_refused_setting(
 ) -> None:
     """The installed jaxlib's own error, wrapped the way jax's xla_bridge reports a backend that
     failed to start."""
-    xla_client = pytest.importorskip("jaxlib.xla_client")
-    monkeypatch.setenv(variable, value)
-    with pytest.raises(ValueError) as raised:
-        xla_client.generate_pjrt_gpu_plugin_options()
-    line = (
-        f"RuntimeError: Unable to initialize backend 'cuda': {raised.value} (you may need to uninstall "
-        "the failing plugin package, or set JAX_PLATFORMS=cpu to skip this backend.)"
-    )
+    line = jaxlib_backend_error({variable: value}, monkeypatch)
+    assert line is not None
     exp = rooted(line, "env-setting-invalid/jax-client-setting")
     assert top(exp)[0] == "env-setting-invalid"
 

@@ -14,6 +14,22 @@ from tests.conftest import run_check, stated
 from tests.test_explain import rooted
 
 
+def jaxlib_backend_error(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> str | None:
+    """What jax reports when the installed jaxlib refuses `env` at CUDA backend start (its own
+    ValueError inside xla_bridge's "Unable to initialize backend" line); None when it takes it."""
+    xla_client = pytest.importorskip("jaxlib.xla_client")
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    try:
+        xla_client.generate_pjrt_gpu_plugin_options()
+    except ValueError as refused:
+        return (
+            f"RuntimeError: Unable to initialize backend 'cuda': {refused} (you may need to uninstall "
+            "the failing plugin package, or set JAX_PLATFORMS=cpu to skip this backend.)"
+        )
+    return None
+
+
 def _errors(env: dict[str, str], version: str | None) -> list[str]:
     jax = {"version": version, "build": "cuda", "cuda": "12.8"}
     found = run_check("env-setting-misread", stated({}, env=env, framework__jax=jax)).findings
@@ -44,16 +60,9 @@ CASES = [
 def test_the_check_refuses_exactly_what_the_installed_jaxlib_refuses(
     env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    xla_client = pytest.importorskip("jaxlib.xla_client")
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    try:
-        xla_client.generate_pjrt_gpu_plugin_options()
-        refused = False
-    except ValueError:
-        refused = True
+    refused = jaxlib_backend_error(env, monkeypatch)
     errors = _errors(env, importlib.metadata.version("jaxlib"))
-    assert bool(errors) is refused, errors
+    assert bool(errors) is (refused is not None), errors
 
 
 def test_both_memory_fraction_names_say_which_to_drop() -> None:
@@ -99,14 +108,7 @@ def test_explain_reads_what_the_installed_jaxlib_raises(
     env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The jaxlib's own error, wrapped the way jax's xla_bridge reports a backend that failed."""
-    xla_client = pytest.importorskip("jaxlib.xla_client")
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    with pytest.raises(ValueError) as raised:
-        xla_client.generate_pjrt_gpu_plugin_options()
-    line = (
-        f"RuntimeError: Unable to initialize backend 'cuda': {raised.value} (you may need to uninstall "
-        "the failing plugin package, or set JAX_PLATFORMS=cpu to skip this backend.)"
-    )
+    line = jaxlib_backend_error(env, monkeypatch)
+    assert line is not None
     exp = rooted(line, "env-setting-invalid/jax-client-setting")
     assert exp.causes[0].id == "env-setting-invalid" and "set only one of the two" in exp.causes[0].fixes[0]
