@@ -26,9 +26,12 @@ def env_setting_misread(snap: Snapshot) -> list[Finding]:
     for row in knowledge.table("env_settings")["setting"]:
         value = env.get(row["variable"])
         info = builds.get(row["framework"])
-        if value is None or info is None or not _reads_this_way(row, info):
+        if value is None or info is None:
             continue
-        misread = _misread(row, value, env, versions.parse(info.get("version")))
+        version = versions.parse(info.get("version"))
+        if not _reads_this_way(row, version):
+            continue
+        misread = _misread(row, value, env, version)
         if misread is None:
             continue
         severity, how, effect = misread
@@ -48,12 +51,11 @@ def env_setting_misread(snap: Snapshot) -> list[Finding]:
     return out
 
 
-def _reads_this_way(row: dict[str, Any], info: dict[str, Any]) -> bool:
+def _reads_this_way(row: dict[str, Any], version: versions.Version | None) -> bool:
     """Whether the installed release reads the variable as the row says (a row with `since`
     holds from that release on; an unknown version is not judged)."""
     if "since" not in row:
         return True
-    version = versions.parse(info.get("version"))
     since = versions.parse(row["since"])
     return version is not None and since is not None and versions.at_least(version, since)
 

@@ -75,7 +75,7 @@ def fallback_root(scan: ScanResult) -> tuple[int, str] | None:
 
 def _weights(m: Match) -> dict[str, float]:
     """The signature's priors, redirected by what it captured (which library failed to load)."""
-    xid = knowledge.xid(m.captures["xid"]) if "xid" in m.captures else None
+    xid = _xid_row(m)
     if xid is not None:
         return dict(xid["causes"])
     w = dict(m.sig.causes)
@@ -94,9 +94,14 @@ def _weights(m: Match) -> dict[str, float]:
     return w
 
 
+def _xid_row(m: Match) -> dict[str, Any] | None:
+    """The xid.toml row of the Xid code the match captured, if it captured a known one."""
+    return knowledge.xid(m.captures["xid"]) if "xid" in m.captures else None
+
+
 def _xid_steps(m: Match) -> list[str]:
     """What the captured Xid code means and its steps (knowledge/xid.toml), first."""
-    row = knowledge.xid(m.captures["xid"]) if "xid" in m.captures else None
+    row = _xid_row(m)
     if row is None:
         return []
     return [f"Xid {row['code']} is '{row['name']}': {row['meaning']}", *row["fix"]]
