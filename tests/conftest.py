@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import subprocess
@@ -13,9 +14,10 @@ from typing import Any
 
 import pytest
 
-os.environ.setdefault(
-    "CUDOCTOR_DB", os.path.join(tempfile.mkdtemp(prefix="cudoctor-test-db-"), "snapshots.db")
-)
+if "CUDOCTOR_DB" not in os.environ:  # one snapshot store per test session, removed when it ends
+    _TEST_DB_DIR = tempfile.mkdtemp(prefix="cudoctor-test-db-")
+    os.environ["CUDOCTOR_DB"] = os.path.join(_TEST_DB_DIR, "snapshots.db")
+    atexit.register(shutil.rmtree, _TEST_DB_DIR, True)
 
 from cudoctor.checks import all_checks, run_one
 from cudoctor.facts.stated import from_stated
