@@ -231,3 +231,58 @@ def test_triton_permission_denied_on_its_cache_is_read_without_facts() -> None:
     assert exp.root is not None and exp.root.sig.id == "jit-cache-unwritable/permission-denied"
     assert exp.causes[0].id == "jit-cache-unwritable"
     assert "ls -ld /app/aphrodite-engine/.triton" in exp.causes[0].fixes[0]
+
+
+def test_an_extension_folder_another_user_made_blocks_torchs_run_time_builds(
+    home: Path, collect: Callable[..., list[dict[str, Any]]]
+) -> None:
+    """pytorch/pytorch#34238: the first user's build made the shared folder; the next user's fails."""
+    shared = home / "shared-cache"
+    shared.mkdir()
+    if ROOT_RUN:
+        os.chown(shared, NOBODY, NOBODY)  # this user's own cache folder; only the extensions folder is not
+    left_by_sudo(shared / "torch_extensions")
+    built = next(
+        c for c in collect(home, XDG_CACHE_HOME=str(shared)) if c["tool"].startswith("PyTorch extensions")
+    )
+    assert built["path"] == str(shared / "torch_extensions") and built["writable"] is False
+    assert built["blocked_at"] == str(shared / "torch_extensions")
+    snap = stated({}, host__jit_caches=[built], python__packages={"torch": "2.3.0"})
+    fix = run_check("jit-cache-unwritable", snap).findings[0].fix
+    assert any("export TORCH_EXTENSIONS_DIR=/tmp/$USER/pytorch-extensions-cache" in step for step in fix)
+
+
+def test_windows_access_denied_inside_the_inductor_cache_names_the_windows_steps() -> None:
+    """chengzeyi/Comfy-WaveSpeed#123: an Italian Windows; deleting torchinductor_<user> fixed it."""
+    line = (
+        "PermissionError: [WinError 5] Accesso negato: 'C:\\\\Users\\\\DAVIDE\\\\AppData\\\\Local\\\\Temp\\\\"
+        "torchinductor_DAVIDE\\\\triton\\\\0\\\\tmp.ed5f8fed' -> 'C:\\\\Users\\\\DAVIDE\\\\AppData\\\\Local\\\\Temp\\\\"
+        "torchinductor_DAVIDE\\\\triton\\\\0\\\\9Uj2sVu8'"
+    )
+    exp = explain(line, Snapshot())
+    assert exp.root is not None and exp.root.sig.id == "jit-cache-unwritable/permission-denied"
+    assert exp.causes[0].id == "jit-cache-unwritable"
+    assert any(step.startswith("On Windows ([WinError 5]") for step in exp.causes[0].fixes)
+    assert explain("PermissionError: [WinError 5] Access is denied", Snapshot()).root is None
+
+
+def test_a_home_of_slash_is_read_as_a_cache_with_nowhere_to_go() -> None:
+    """opendatahub-io/ilab-on-ocp#26: an OpenShift pod's arbitrary user has HOME=/."""
+    exp = explain("[rank1]: PermissionError: [Errno 13] Permission denied: '/.cache'", Snapshot())
+    assert exp.root is not None and exp.root.sig.id == "jit-cache-unwritable/home-is-root"
+    assert exp.causes[0].id == "jit-cache-unwritable" and "HOME=/tmp" in exp.causes[0].fixes[0]
+    hub = explain(
+        "PermissionError: [Errno 13] Permission denied: '/home/u/.cache/huggingface/hub'", Snapshot()
+    )
+    assert all(c.id != "jit-cache-unwritable" for c in hub.causes)
+
+
+def test_torch_compile_dying_on_an_nvcc_it_may_not_run_is_torchs_bug() -> None:
+    """pytorch/pytorch#185733 (WSL2): the nvcc --version probe catches a missing nvcc, not EACCES."""
+    exp = explain(
+        "torch._inductor.exc.InductorError: PermissionError: [Errno 13] Permission denied: 'nvcc'", Snapshot()
+    )
+    assert exp.root is not None and exp.root.sig.id == "library-bug/inductor-nvcc-permission"
+    assert [c.id for c in exp.causes[:2]] == ["library-bug", "env-path-misconfig"]
+    missing = explain("FileNotFoundError: [Errno 2] No such file or directory: 'nvcc'", Snapshot())
+    assert missing.root is None or missing.root.sig.id != "library-bug/inductor-nvcc-permission"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import os
 from pathlib import Path
 from typing import Any
 
@@ -224,3 +225,18 @@ def test_validate_rejects_confirmed_by_naming_a_missing_check_or_another_cause()
 
 def test_a_report_without_mounts_leaves_the_check_unknown() -> None:
     assert run_check("jit-cache-network-fs", stated({"gpu": "A100"})).outcome == "unknown"
+
+
+def test_torch_extensions_build_under_the_users_cache_unless_told_otherwise(tmp_path: Path) -> None:
+    table = write_mounts(tmp_path)
+    home = str(tmp_path / "home")
+
+    def extensions(env: dict[str, str]) -> dict[str, Any]:
+        tools = caches.jit_caches({"HOME": home, **env}, str(table)).value
+        return next(c for c in tools if c["tool"].startswith("PyTorch extensions"))
+
+    assert extensions({})["path"] == os.path.join(home, ".cache", "torch_extensions")
+    xdg = extensions({"XDG_CACHE_HOME": str(tmp_path / "xdg")})
+    assert xdg["path"] == str(tmp_path / "xdg" / "torch_extensions") and xdg["set_by"] == "default"
+    moved = extensions({"TORCH_EXTENSIONS_DIR": "/scratch/ext"})
+    assert (moved["path"], moved["set_by"]) == ("/scratch/ext", "TORCH_EXTENSIONS_DIR")

@@ -228,3 +228,31 @@ def test_the_warn_only_warnings_are_not_the_root_error() -> None:
         torch.use_deterministic_algorithms(before)
     exp = explain_text(f"train.py:4: UserWarning: {warned[0].message}")
     assert exp.root is None and exp.causes == []
+
+
+def test_torch_17s_set_deterministic_wording_is_the_same_cause() -> None:
+    """pytorch/pytorch#50469: torch 1.7 called the switch torch.set_deterministic."""
+    line = (
+        "RuntimeError: scatter_add_cuda_kernel does not have a deterministic implementation, but you set "
+        "'torch.set_deterministic(True)'. You can turn off determinism just for this operation if that's "
+        "acceptable for your application."
+    )
+    exp = rooted(line, "determinism-unmet/torch-op-no-deterministic-impl")
+    assert top(exp)[0] == "determinism-unmet"
+    assert exp.causes[0].fixes[0].startswith("scatter_add_cuda_kernel has no deterministic")
+
+
+def test_the_deterministic_index_put_assert_is_a_torch_bug_not_a_bad_index() -> None:
+    """pytorch/pytorch#105819: a[[64]] = 1.0 on CUDA under deterministic mode trips an internal assert."""
+    line = (
+        "RuntimeError: linearIndex.numel()*sliceSize*nElemBefore == expandedValue.numel() INTERNAL ASSERT FAILED "
+        'at "/pytorch/aten/src/ATen/native/cuda/Indexing.cu":392, please report a bug to PyTorch. number of '
+        "flattened indices did not match number of elements in the value tensor: 4 vs 1"
+    )
+    exp = rooted(line, "library-bug/torch-deterministic-index-put")
+    assert top(exp)[:2] == ["library-bug", "determinism-unmet"]
+    assert "index-out-of-range" not in top(exp)
+    out_of_range = explain_text("IndexError: index 64 is out of bounds for dimension 0 with size 10")
+    assert (
+        out_of_range.root is None or out_of_range.root.sig.id != "library-bug/torch-deterministic-index-put"
+    )

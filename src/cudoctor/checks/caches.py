@@ -104,8 +104,9 @@ def _unwritable_fix(row: dict[str, Any], cache: dict[str, Any]) -> list[str]:
 
 @check("jit-cache-unwritable", "jit-cache-unwritable", LAYER, requires=("host.jit_caches",))
 def jit_cache_unwritable(snap: Snapshot) -> list[Finding]:
-    """A kernel cache (the CUDA driver's ~/.nv, Triton, TorchInductor, CuPy, DeepGEMM) that this
-    user cannot write: most often left owned by root by a run under sudo."""
+    """A kernel cache (the CUDA driver's ~/.nv, Triton, TorchInductor, torch's run-time extension
+    builds, CuPy, DeepGEMM) that this user cannot write: most often left owned by root by a run
+    under sudo."""
     rows = {row["tool"]: row for row in knowledge.table("jit_caches")["cache"]}
     installed = _installed(snap)
     out = []

@@ -115,7 +115,8 @@ def cache_dir(row: dict[str, Any], env: Mapping[str, str]) -> tuple[str, str]:
     if env.get(row["variable"], "").strip():
         return env[row["variable"]].strip(), row["variable"]
     home = env.get(row.get("home_variable") or "") or env.get("HOME") or os.path.expanduser("~")
-    path = row["default"].format(home=home, tmp=host.temp_dir(env), user=_user())
+    cache = env.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
+    path = row["default"].format(home=home, cache=cache, tmp=host.temp_dir(env), user=_user())
     return path, "default"
 
 
