@@ -39,6 +39,14 @@ TORCH: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "inv": ("singular-matrix", lambda t: t.linalg.inv(t.zeros(2, 2))),
     "solve": ("singular-matrix", lambda t: t.linalg.solve(t.zeros(2, 2), t.ones(2))),
     "svd_nan": ("no-convergence", lambda t: t.linalg.svd(t.tensor([[1.0, NAN], [0, 1]]))),
+    "bce_no_sigmoid": (
+        "bce-input-out-of-range",
+        lambda t: t.nn.functional.binary_cross_entropy(t.tensor([1.5]), t.tensor([1.0])),
+    ),
+    "bce_nan": (
+        "bce-input-out-of-range",
+        lambda t: t.nn.functional.binary_cross_entropy(t.tensor([NAN]), t.tensor([1.0])),
+    ),
 }
 
 
