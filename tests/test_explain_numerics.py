@@ -57,6 +57,17 @@ def test_torch_numerics(case: str) -> None:
     _steps(lambda: call(torch), sig)
 
 
+def test_a_bce_target_outside_zero_one_is_a_label_problem() -> None:
+    """A mask saved as 0/255 fed to binary_cross_entropy: what the installed torch raises."""
+    torch = pytest.importorskip("torch")
+    mask = torch.tensor([0.0, 255.0])
+    steps = _explained(
+        lambda: torch.nn.functional.binary_cross_entropy(torch.tensor([0.2, 0.9]), mask),
+        "index-out-of-range/bce-target-out-of-range",
+    )
+    assert "0/255" in steps[0]
+
+
 def test_the_anomaly_step_names_the_backward_op() -> None:
     torch = pytest.importorskip("torch")
     steps = _steps(lambda: _anomalous_matmul(torch), "autograd-anomaly-nan")
