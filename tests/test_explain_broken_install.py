@@ -34,17 +34,19 @@ def torch_without_its_core(into: Path, keep_c_folder: bool) -> Path:
     return into
 
 
-def import_output(site: Path, cwd: Path) -> str:
+def run_python(code: str, cwd: Path, site: Path | None = None) -> tuple[int, str]:
+    """Exit status and stderr + stdout of `code` in a child Python, with `site` first on PYTHONPATH."""
+    env = {**os.environ, "PYTHONPATH": str(site)} if site else None
     done = subprocess.run(
-        [sys.executable, "-c", "import torch"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(site)},
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=cwd, env=env
     )
-    assert done.returncode != 0
-    return done.stderr
+    return done.returncode, done.stderr + done.stdout
+
+
+def import_output(site: Path, cwd: Path) -> str:
+    status, out = run_python("import torch", cwd, site)
+    assert status != 0
+    return out
 
 
 def test_torch_without_c_extension_or_its_folder_reads_as_a_broken_install(tmp_path: Path) -> None:
@@ -66,12 +68,6 @@ def test_torch_with_only_its_stub_folder_left_reads_the_same(tmp_path: Path) -> 
 
 
 def test_a_torch_that_imports_is_not_called_broken(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", "import torch; print(torch.__version__)"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=tmp_path,
-    )
-    assert done.returncode == 0
-    assert explain_text(done.stdout + done.stderr).root is None
+    status, out = run_python("import torch; print(torch.__version__)", tmp_path)
+    assert status == 0
+    assert explain_text(out).root is None
