@@ -27,15 +27,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(os.path.dirname(ROOT), "shared")
 
 
-def python_output(code: str, env: Mapping[str, str] | None = None, timeout: int = 300) -> tuple[int, str]:
+def python_output(
+    code: str, env: Mapping[str, str] | None = None, timeout: int = 300, cwd: str | Path | None = None
+) -> tuple[int, str]:
     """Exit status and stdout + stderr of `code` run by this Python in a child process, with `env`
-    added to this environment (what a user would paste from a terminal)."""
+    added to this environment (what a user would paste from a terminal), from `cwd` when given."""
     done = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
         text=True,
         timeout=timeout,
         env={**os.environ, **(env or {})},
+        cwd=cwd,
     )
     return done.returncode, done.stdout + done.stderr
 

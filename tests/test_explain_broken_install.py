@@ -5,16 +5,13 @@ is what explain reads; nothing here is typed by hand."""
 from __future__ import annotations
 
 import importlib.util
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from cudoctor.explainer import rank
-
-from .test_explain import explain_text, top
+from tests.conftest import python_output
+from tests.test_explain import explain_text, top
 
 SPEC = importlib.util.find_spec("torch")
 pytestmark = pytest.mark.skipif(SPEC is None or SPEC.origin is None, reason="torch is not installed")
@@ -34,17 +31,8 @@ def torch_without_its_core(into: Path, keep_c_folder: bool) -> Path:
     return into
 
 
-def run_python(code: str, cwd: Path, site: Path | None = None) -> tuple[int, str]:
-    """Exit status and stderr + stdout of `code` in a child Python, with `site` first on PYTHONPATH."""
-    env = {**os.environ, "PYTHONPATH": str(site)} if site else None
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=cwd, env=env
-    )
-    return done.returncode, done.stderr + done.stdout
-
-
 def import_output(site: Path, cwd: Path) -> str:
-    status, out = run_python("import torch", cwd, site)
+    status, out = python_output("import torch", {"PYTHONPATH": str(site)}, timeout=120, cwd=cwd)
     assert status != 0
     return out
 
@@ -68,6 +56,6 @@ def test_torch_with_only_its_stub_folder_left_reads_the_same(tmp_path: Path) -> 
 
 
 def test_a_torch_that_imports_is_not_called_broken(tmp_path: Path) -> None:
-    status, out = run_python("import torch; print(torch.__version__)", tmp_path)
+    status, out = python_output("import torch; print(torch.__version__)", timeout=120, cwd=tmp_path)
     assert status == 0
     assert explain_text(out).root is None
