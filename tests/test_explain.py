@@ -378,6 +378,64 @@ def test_the_other_side_of_a_contract_needs_the_fact() -> None:
     assert not any(r.startswith("fact:") for c in exp.causes for r in c.reasons)
 
 
+# numba's linker error, then the driver JIT's own log on the next line (uw-ipd/tmol#108).
+NUMBA_PTX_62 = """numba.cuda.cudadrv.driver.LinkerError: [218] Call to cuLinkAddData results in UNKNOWN_CUDA_ERROR
+ptxas application ptx input, line 9; fatal   : Unsupported .version 6.2; current version is '6.1'
+ptxas fatal   : Ptx assembly aborted due to errors
+"""
+XLA_PTXAS_OLD = (
+    "ptxas /tmp/tempfile-x.ptx, line 5; fatal   : Unsupported .version 7.8; current version is '7.4'\n"
+)
+
+
+def test_ptx_newer_than_the_drivers_jit_is_the_driver_not_a_ptxas_on_path() -> None:
+    """The same ptxas words name the driver when the PTX was handed to the driver (in-memory 'ptx
+    input', a cuLink call) and a standalone ptxas when it names a .ptx file it was given."""
+    exp = rooted(NUMBA_PTX_62, "driver-too-old/driver-jit-older-than-ptx")
+    assert top(exp)[0] == "driver-too-old"
+    assert "reads PTX ISA up to 6.1" in rank.cause_json(exp.causes, 0)["fix"][0]
+    assert top(rooted(XLA_PTXAS_OLD, "toolchain-not-found/ptxas-too-old"))[0] == "toolchain-not-found"
+
+
+NUMBA_SYSINFO = """numba.cuda.cudadrv.driver.LinkerError: [999] Call to cuLinkAddData results in UNKNOWN_CUDA_ERROR
+__CUDA Information__
+CUDA Driver Version                           : 11.5
+CUDA Runtime Version                          : 11.8
+CUDA Minor Version Compatibility Needed       : True
+CUDA Minor Version Compatibility In Use       : False
+"""
+
+
+def test_numba_linker_error_with_a_runtime_newer_than_the_driver() -> None:
+    """numba/numba#7006: `numba -s` shows the runtime needs minor version compatibility; the warning
+    line adds weight to the linker error's driver cause and is never the root."""
+    exp = rooted(NUMBA_SYSINFO, "driver-too-old/numba-linker-unknown-error")
+    assert top(exp)[0] == "driver-too-old"
+    alone = explain_text(NUMBA_SYSINFO.splitlines()[0] + "\n")
+    assert exp.causes[0].score > alone.causes[0].score
+    assert top(explain_text("CUDA Minor Version Compatibility Needed       : False\n")) == []
+
+
+CUPY_POOL = """  File "/usr/lib/python2.7/multiprocessing/pool.py", line 389, in _handle_results
+    task = get()
+  File "cupy/cuda/runtime.pyx", line 101, in cupy.cuda.runtime.CUDARuntimeError.__init__
+TypeError: ('an integer is required', <class 'cupy.cuda.runtime.CUDARuntimeError'>, (u'cudaErrorInitializationError: initialization error',))
+"""
+
+
+@pytest.mark.parametrize(
+    "log",
+    [CUPY_POOL, "RuntimeError: CUDA failed with error initialization error\n"],
+    ids=["cupy-in-a-pool", "ctranslate2"],
+)
+def test_initialization_error_in_a_child_process_is_a_fork(log: str) -> None:
+    """chainer/chainer#1087 (CuPy in a multiprocessing pool), SYSTRAN/faster-whisper#983 (CTranslate2
+    after torch.cuda.is_available() in the parent): error 3 is CUDA used after fork, not a missing GPU."""
+    exp = rooted(log, "cuda-after-fork/cuda-initialization-error")
+    assert top(exp)[0] == "cuda-after-fork"
+    assert "no-gpu-visible" in top(exp)
+
+
 WSL_LIBCUDA = "Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: cannot open shared object file: No such file or directory\nAborted\n"
 
 
