@@ -5,6 +5,7 @@
     report = cudoctor.check()                 # this machine, layer by layer
     diagnosis = cudoctor.explain(exc_or_log)  # root error and ranked causes
     cudoctor.preflight.matmul(a, b)           # raises PreflightError before an opaque library error
+    cudoctor.preflight.labels(logits, target) # class labels checked before the loss
     with cudoctor.guard(): ...                # CUDA/BLAS exceptions get a diagnosis note (PEP 678)
     %load_ext cudoctor                        # the same for every notebook cell
 """

@@ -405,3 +405,19 @@ def linear(x: Any, weight: Any, bias: Any = None, *, values: bool = False) -> Pr
     for note in notes:
         warnings.warn(note, PreflightWarning, stacklevel=2)
     return Preflight(out_shape, out_dtype, out_bytes, tuple(notes))
+
+
+def labels(
+    logits: Any, target: Any, *, ignore_index: int | None = -100, class_dim: int | None = None
+) -> None:
+    """Class indices against the logits' classes before a loss runs (cudoctor.preflight_index.labels)."""
+    from cudoctor import preflight_index
+
+    preflight_index.labels(logits, target, ignore_index=ignore_index, class_dim=class_dim)
+
+
+def indices(index: Any, size: int, *, name: str = "index", allow_negative: bool = False) -> None:
+    """Lookup indices against the `size` entries they select from (cudoctor.preflight_index.indices)."""
+    from cudoctor import preflight_index
+
+    preflight_index.indices(index, size, name=name, allow_negative=allow_negative)
