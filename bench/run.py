@@ -180,10 +180,29 @@ p, g, c = best(plain), best(guarded), best(per_call)
 print(f"10,000 16x16 torch matmuls: plain {p*1000:.1f} ms, inside one guard() {g*1000:.1f} ms ({(g/p-1)*100:+.1f}%), guard() around each call {c*1000:.1f} ms ({(c/p-1)*100:+.1f}%)")
 """
 
+LABELS_CODE = """
+import time, statistics, torch, cudoctor
+F = torch.nn.functional
+cases = {
+    "classifier [256, 1000] logits": (torch.randn(256, 1000), torch.randint(0, 1000, (256,))),
+    "segmentation [8, 21, 256, 256] logits": (torch.randn(8, 21, 256, 256), torch.randint(0, 21, (8, 256, 256))),
+}
+def best(fn, n=15):
+    fn(); times = []
+    for _ in range(n):
+        t = time.perf_counter(); fn(); times.append(time.perf_counter() - t)
+    return statistics.median(times)
+for name, (logits, target) in cases.items():
+    loss = best(lambda: F.cross_entropy(logits, target))
+    check = best(lambda: cudoctor.preflight.labels(logits, target))
+    print(f"preflight.labels on a {name}: {check*1000:.2f} ms beside cross_entropy's {loss*1000:.2f} ms ({check/loss:.2f}x the loss)")
+"""
+
 
 def bench_api(runs: int) -> None:
-    """guard() overhead on a matmul loop, and the cost of `import cudoctor`."""
+    """guard() overhead on a matmul loop, preflight.labels beside the loss, and `import cudoctor`."""
     subprocess.run([sys.executable, "-c", GUARD_CODE], check=False)
+    subprocess.run([sys.executable, "-c", LABELS_CODE], check=False)
     base, _, _ = median_time([sys.executable, "-I", "-c", "pass"], runs)
     imp, _, _ = median_time([sys.executable, "-I", "-c", "import cudoctor"], runs)
     print(

@@ -120,25 +120,29 @@ def _summary(offenders: list[int], count: int, minimum: int | None) -> Outside:
 
 def _torch(x: Any, _: str, low: int, high: int, ignore: int | None) -> Outside:
     t = x.detach().reshape(-1)
+    outside = (t < low) | (t >= high)
     if ignore is not None:
-        t = t[t != ignore]
-    bad = t[(t < low) | (t >= high)]
-    count = int(bad.numel())
+        outside &= t != ignore
+    count = int(outside.sum())  # the healthy path: comparisons and one reduction, no copy
     if not count:
         return Outside(0, (), None, None)
-    unique = bad.unique()
+    unique = t[outside].unique()
     ends = unique if unique.numel() <= SHOWN else unique[[*range(SHOWN - 1), -1]]
-    return _summary([int(v) for v in ends.cpu().tolist()], count, int(t.min()))
+    kept = t if ignore is None else t[t != ignore]
+    return _summary([int(v) for v in ends.cpu().tolist()], count, int(kept.min()))
 
 
 def _numpy_like(x: Any, framework: str, low: int, high: int, ignore: int | None) -> Outside:
     np = sys.modules["numpy"]
     flat = np.asarray(x).reshape(-1)  # jax: one device-to-host copy
+    outside = (flat < low) | (flat >= high)
     if ignore is not None:
-        flat = flat[flat != ignore]
-    bad = flat[(flat < low) | (flat >= high)]
-    minimum = int(flat.min()) if flat.size else None
-    return _summary([int(v) for v in np.unique(bad)], int(bad.size), minimum)
+        outside &= flat != ignore
+    count = int(outside.sum())
+    if not count:
+        return Outside(0, (), None, None)
+    kept = flat if ignore is None else flat[flat != ignore]
+    return _summary([int(v) for v in np.unique(flat[outside])], count, int(kept.min()))
 
 
 def _tensorflow(x: Any, _: str, low: int, high: int, ignore: int | None) -> Outside:
