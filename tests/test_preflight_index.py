@@ -61,7 +61,9 @@ def test_class_probabilities_are_not_read_and_float_indices_are_a_dtype_error() 
     logits = torch.randn(4, 3)
     cudoctor.preflight.labels(logits, torch.softmax(torch.randn(4, 3), dim=1))
     err = _raised(lambda: cudoctor.preflight.labels(logits, torch.tensor([0.0, 1.0, 2.0, 1.0])))
-    assert err.cause == "dtype-mismatch" and err.fix == ["pass integer class indices: target.long()"]
+    assert err.cause == "dtype-mismatch" and err.fix == [
+        "pass integer class indices: target = target.to(torch.int64)"
+    ]
     with pytest.raises(RuntimeError):
         torch.nn.functional.cross_entropy(logits, torch.tensor([0.0, 1.0, 2.0, 1.0]))
 

@@ -14,7 +14,7 @@ import dataclasses
 import sys
 from typing import Any
 
-from cudoctor.preflight import Operand, PreflightError, describe
+from cudoctor.preflight import Operand, PreflightError, _cast_hint, describe
 
 INT_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 SHOWN = 5  # offending values named in the error
@@ -50,7 +50,7 @@ def labels(
         raise PreflightError(
             "dtype-mismatch",
             f"class indices must be integers, got {ot.dtype}",
-            [_cast_fix(ot)],
+            [f"pass integer class indices: {_cast_hint(ot, 'target', 'int64')}"],
             [ot.describe(), ol.describe()],
         )
     default_dim = 1 if ol.framework == "torch" and len(ol.shape) >= 2 else -1
@@ -75,7 +75,10 @@ def indices(index: Any, size: int, *, name: str = "index", allow_negative: bool 
     oi = describe(index)
     if oi.dtype not in INT_DTYPES:
         raise PreflightError(
-            "dtype-mismatch", f"{name} must hold integers, got {oi.dtype}", [_cast_fix(oi)], [oi.describe()]
+            "dtype-mismatch",
+            f"{name} must hold integers, got {oi.dtype}",
+            [f"cast it to integers: {_cast_hint(oi, name, 'int64')}"],
+            [oi.describe()],
         )
     low = -size if allow_negative else 0
     outside = read_outside(oi, low, size, None)
@@ -195,11 +198,3 @@ def _index_fixes(outside: Outside, size: int) -> list[str]:
         fixes.append("negative indices: a padding or missing-value marker (-1) that must be replaced first")
     fixes.append("on a GPU the out-of-range lookup surfaces later as a device-side assert or illegal access")
     return fixes
-
-
-def _cast_fix(op: Operand) -> str:
-    if op.framework == "torch":
-        return "pass integer class indices: target.long()"
-    if op.framework == "tensorflow":
-        return "cast to integers: tf.cast(target, tf.int64)"
-    return "cast to integers: target.astype('int64')"
