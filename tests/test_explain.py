@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from cudoctor import knowledge
 from cudoctor.explainer import rank, scan
 from cudoctor.facts.stated import from_stated
 from cudoctor.model import Snapshot
@@ -393,8 +394,22 @@ def test_ptx_newer_than_the_drivers_jit_is_the_driver_not_a_ptxas_on_path() -> N
     input', a cuLink call) and a standalone ptxas when it names a .ptx file it was given."""
     exp = rooted(NUMBA_PTX_62, "driver-too-old/driver-jit-older-than-ptx")
     assert top(exp)[0] == "driver-too-old"
-    assert "reads PTX ISA up to 6.1" in rank.cause_json(exp.causes, 0)["fix"][0]
+    first = rank.cause_json(exp.causes, 0)
+    assert "reads PTX 6.2" in first["fix"][0]
+    assert "reads PTX ISA up to 6.1" in first["why"]  # this error's own why, not cudaErrorInsufficientDriver
+    assert "cudaErrorInsufficientDriver" in knowledge.cause("driver-too-old")["why"]
+    second = rank.cause_json(exp.causes, 1)  # the runner-up keeps its cause's general why
+    assert second["id"] == "toolchain-not-found"
+    assert second["why"] == knowledge.cause("toolchain-not-found")["why"]
     assert top(rooted(XLA_PTXAS_OLD, "toolchain-not-found/ptxas-too-old"))[0] == "toolchain-not-found"
+
+
+def test_a_root_error_without_its_own_why_keeps_the_causes_general_one() -> None:
+    exp = rooted(
+        "RuntimeError: CUDA driver version is insufficient for CUDA runtime version",
+        "driver-too-old/insufficient-driver",
+    )
+    assert rank.cause_json(exp.causes, 0)["why"] == knowledge.cause("driver-too-old")["why"]
 
 
 NUMBA_SYSINFO = """numba.cuda.cudadrv.driver.LinkerError: [999] Call to cuLinkAddData results in UNKNOWN_CUDA_ERROR

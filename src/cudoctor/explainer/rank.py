@@ -124,6 +124,8 @@ def log_scores(matches: list[Match], root: Match | None) -> dict[str, RankedCaus
             rc.fixes += [f for f in steps if f not in rc.fixes]
             if is_root and not m.sig.generic_fixes:
                 rc.generic = False
+            if is_root:
+                rc.why = m.sig.why_for(m.captures, cause)
     return ranked
 
 
@@ -473,7 +475,7 @@ def cause_json(causes: list[RankedCause], i: int, framework: str | None = None) 
         "id": rc.id,
         "confidence": confidence(causes, i),
         "title": title,
-        "why": text["why"],
+        "why": rc.why or text["why"],
         "evidence": evidence,
         "fix": fixes,
         "references": text["references"],

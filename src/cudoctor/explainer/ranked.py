@@ -19,6 +19,7 @@ class RankedCause:
     reasons: list[str] = dataclasses.field(default_factory=list)
     fixes: list[str] = dataclasses.field(default_factory=list)  # steps a rule found for this log
     generic: bool = True  # False: the root error's own steps replace the cause's generic ones
+    why: str | None = None  # the root error's own explanation, in place of the cause's general one
 
 
 def bump(

@@ -34,6 +34,7 @@ class Signature:
     gpu_arch: bool = False  # the option refused is the GPU's own architecture (a stated GPU stands for it)
     library_ran: bool = False  # a status the CUDA library itself returned: the libraries were found
     warning: bool = False  # a warning beside the failure: the root error only when no error matched
+    why: str | None = None  # what this error means, said in place of its primary cause's general why
     on_wsl: dict[str, float] = dataclasses.field(
         default_factory=dict
     )  # weights added when the facts say WSL2
@@ -46,10 +47,16 @@ class Signature:
         """The steps for `cause` (its own first, then the shared ones), with {name} replaced by what
         the pattern captured (or <name>)."""
         steps = (*self.fix_for.get(cause or "", ()), *self.fix)
-        return [PLACEHOLDER.sub(lambda m: captures.get(m.group(1)) or f"<{m.group(1)}>", f) for f in steps]
+        return [_filled(step, captures) for step in steps]
+
+    def why_for(self, captures: dict[str, str], cause: str) -> str | None:
+        """This error's own explanation when `cause` is its primary one (else the cause's general why)."""
+        return _filled(self.why, captures) if self.why and cause == self.primary else None
 
     def all_steps(self) -> tuple[str, ...]:
-        return (*self.fix, *(step for steps in self.fix_for.values() for step in steps))
+        """Every text with {name} placeholders: the steps and the why."""
+        steps = (*self.fix, *(step for steps in self.fix_for.values() for step in steps))
+        return (*steps, self.why) if self.why else steps
 
     @property
     def primary(self) -> str:
@@ -64,6 +71,10 @@ def matcher_fields(row: dict[str, Any]) -> dict[str, Any]:
         "anchors": tuple(a.lower() for a in row["anchors"]),
         "regex": re.compile(row["pattern"], re.I),
     }
+
+
+def _filled(text: str, captures: dict[str, str]) -> str:
+    return PLACEHOLDER.sub(lambda m: captures.get(m.group(1)) or f"<{m.group(1)}>", text)
 
 
 @functools.lru_cache(maxsize=1)
@@ -89,6 +100,7 @@ def load() -> tuple[Signature, ...]:
             gpu_arch=bool(row.get("gpu_arch", False)),
             library_ran=bool(row.get("library_ran", False)),
             warning=bool(row.get("warning", False)),
+            why=row.get("why"),
             on_wsl={str(k): float(v) for k, v in row.get("on_wsl", {}).items()},
         )
         for row in rows
