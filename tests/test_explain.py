@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from cudoctor import knowledge
-from cudoctor.explainer import rank, scan
+from cudoctor.explainer import rank, scan, signatures
 from cudoctor.facts.stated import from_stated
 from cudoctor.model import Snapshot
 from tests.conftest import ROOT, SHARED, cudoctor
@@ -1430,3 +1430,15 @@ def test_round_31_nccl_infiniband_verbs_failures_check_the_fabric_then_the_plugi
     assert "ibv_modify_qp (Invalid argument)" in fixes[0] and "NCCL_IBEXT_DISABLE=1" in fixes[1]
     assert not any("NCCL_P2P_DISABLE" in f for f in fixes)  # peer-to-peer is not the RDMA path
     assert "2.5.6-2" in rank.cause_json(exp.causes, 1)["fix"][0]
+
+
+@pytest.mark.parametrize("sig", [s for s in signatures.load() if s.why], ids=lambda s: s.id)
+def test_a_signatures_own_why_replaces_its_primary_causes_general_why(sig: signatures.Signature) -> None:
+    """Each signature with a why: its first example, as the root error, explains itself with that why
+    (placeholders filled, none left over) wherever its primary cause is the one shown."""
+    exp = rooted(sig.examples[0], sig.id)
+    shown = [rank.cause_json(exp.causes, i) for i in range(len(exp.causes))]
+    primary = next(c for c in shown if c["id"] == sig.primary)
+    assert exp.root is not None and primary["why"] == sig.why_for(exp.root.captures, sig.primary)
+    assert "{" not in primary["why"] and primary["why"] != knowledge.cause(sig.primary)["why"]
+    assert all(c["why"] == knowledge.cause(c["id"])["why"] for c in shown if c["id"] != sig.primary)
