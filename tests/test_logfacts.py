@@ -148,7 +148,9 @@ def test_a_collect_env_block_pasted_above_the_error_brings_its_facts(tmp_path: P
         "system_cuda": "10.1",
         "gpu": "TITAN RTX",
         "driver": "442.92",
+        "os": "Microsoft Windows Server 2019 Standard",
     }
     log.write_text((reports / "collect_env_macos_cpu.txt").read_text())
     doc = json.loads(cudoctor(["explain", str(log), "--no-live", "--format", "json"]).stdout)
-    assert set(doc["stats"]["facts_from_log"]) == {"framework_version"}
+    assert set(doc["stats"]["facts_from_log"]) == {"framework_version", "os"}
+    assert doc["stats"]["facts_from_log"]["os"]["value"].startswith("macOS")

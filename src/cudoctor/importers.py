@@ -188,6 +188,7 @@ def from_nvsmi_text(text: str) -> Snapshot:
             get("Free", "FB Memory Usage"),
         )
         rec["compute_mode"] = get("Compute Mode")
+        rec.update(pasted.display_fields(get("Display Active"), get("Current", "Driver Model")))
         rec["processes"] = _text_processes(block)
         unc = get("Uncorrectable Error", "Remapped Rows")
         rec["remapped_rows"] = [0, int(unc), 0, 0] if unc and unc.isdigit() else None
@@ -251,6 +252,7 @@ def from_nvsmi_xml(text: str) -> Snapshot:
             for p in g.findall("processes/process_info")
         ]
         rec["compute_mode"] = (g.findtext("compute_mode") or "").strip() or None
+        rec.update(pasted.display_fields(g.findtext("display_active"), g.findtext("driver_model/current_dm")))
         gpus.append(rec)
     snap.add(known("gpu.devices", gpus, "nvidia-smi -q -x"))
     return snap

@@ -45,6 +45,14 @@ def gpu_record(
     }
 
 
+def display_fields(active: str | None, model: str | None) -> dict[str, Any]:
+    """nvidia-smi's 'Display Active' (Enabled / Disabled) and Windows driver model (WDDM, TCC, MCDM;
+    N/A on Linux) as the fields a live NVML read gives: display_active, driver_model."""
+    shown = {"enabled": True, "disabled": False}.get((active or "").strip().lower())
+    dm = (model or "").strip().upper()
+    return {"display_active": shown, "driver_model": dm if dm in ("WDDM", "TCC", "MCDM") else None}
+
+
 def looks_like_smi_table(head: str) -> bool:
     return bool(SMI_HEADER.search(head))
 

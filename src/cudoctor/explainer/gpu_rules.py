@@ -111,3 +111,28 @@ def dropped_arch_rule(ranked: dict[str, RankedCause], sm: str, gpus: list[dict[s
             f"This GPU ({own[0].get('name') or sm}) is older than this CUDA supports: CUDA {span[1]} is the last "
             f"toolkit that builds for {sm}. Install CUDA {span[1]} (or older) and rebuild with it, or use a newer GPU",
         )
+
+
+def display_watchdog_rule(ranked: dict[str, RankedCause], gpus: list[dict[str, Any]]) -> None:
+    """The display watchdog kills long kernels only on a GPU that drives a display or runs under
+    Windows' WDDM driver model: a GPU the facts show doing so confirms it; GPUs that all do neither
+    (display inactive, and TCC or no Windows driver model) rule it out."""
+    watched = [g for g in gpus if g.get("display_active") is True or g.get("driver_model") == "WDDM"]
+    if watched:
+        g = watched[0]
+        how = (
+            "runs under Windows' WDDM driver model" if g.get("driver_model") == "WDDM" else "drives a display"
+        )
+        bump(
+            ranked,
+            "gpu-watchdog",
+            CONFIRM,
+            f"fact: GPU {g.get('index', 0)} ({g.get('name')}) {how}: the watchdog applies",
+        )
+    elif gpus and all(g.get("display_active") is False and g.get("driver_model") != "WDDM" for g in gpus):
+        bump(
+            ranked,
+            "gpu-watchdog",
+            -RULE_OUT,
+            "fact: no GPU drives a display or runs under WDDM: no watchdog applies",
+        )

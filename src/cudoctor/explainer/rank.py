@@ -313,16 +313,12 @@ def context_rules(
             "on WSL the driver's libcuda is the Windows driver's copy in /usr/lib/wsl/lib, which the loader must be told about",
             "export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH  (and sudo ldconfig; conda environments often drop it)",
         )
-    if root is not None and root.sig.on_wsl and snap.value("host.wsl"):
-        for cause, weight in root.sig.on_wsl.items():
-            bump(
-                ranked,
-                cause,
-                weight,
-                "fact: the machine runs WSL2, where this message usually has this cause",
-            )
+    if root is not None:
+        _platform_rule(ranked, root, snap)
     if root is not None and root.sig.min_cc:
         gpu_rules.min_cc_rule(ranked, root.sig.min_cc, view.gpus(snap))
+    if "gpu-watchdog" in ranked:
+        gpu_rules.display_watchdog_rule(ranked, view.gpus(snap))
     arch = next((m.captures["arch"] for m in matches if m.captures.get("arch")), None)
     if arch and arch.isdigit() and "arch-unsupported" in ranked:  # compute_21, not '9.0+PTX'
         gpu_rules.arch_option_rule(ranked, f"{arch[:-1]}.{arch[-1]}", gpu_rules.cuda_versions(snap))
@@ -420,6 +416,19 @@ def drop_refined(matches: list[Match]) -> list[Match]:
     """Where a precise signature and the generic one it refines match the same line, keep the precise one."""
     refined = {(m.line, r) for m in matches for r in m.sig.refines}
     return [m for m in matches if (m.line, m.sig.id) not in refined]
+
+
+def _platform_rule(ranked: dict[str, RankedCause], root: Match, snap: Snapshot) -> None:
+    """Where the facts name the platform (WSL2, native Windows), add the weights the root error's
+    signature gives for it: the same message has another usual cause there."""
+    wsl = bool(snap.value("host.wsl"))
+    windows = not wsl and str((snap.value("host.os") or {}).get("system", "")).lower() == "windows"
+    for applies, weights, where in (
+        (wsl, root.sig.on_wsl, "the machine runs WSL2"),
+        (windows, root.sig.on_windows, "the machine runs Windows"),
+    ):
+        for cause, weight in weights.items() if applies else ():
+            bump(ranked, cause, weight, f"fact: {where}, where this message usually has this cause")
 
 
 def explain(scan: ScanResult, snap: Snapshot, other: str = "") -> Explanation:

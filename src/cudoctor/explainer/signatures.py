@@ -38,6 +38,9 @@ class Signature:
     on_wsl: dict[str, float] = dataclasses.field(
         default_factory=dict
     )  # weights added when the facts say WSL2
+    on_windows: dict[str, float] = dataclasses.field(
+        default_factory=dict
+    )  # weights added when the facts say native Windows
 
     @property
     def is_context(self) -> bool:
@@ -102,6 +105,7 @@ def load() -> tuple[Signature, ...]:
             warning=bool(row.get("warning", False)),
             why=row.get("why"),
             on_wsl={str(k): float(v) for k, v in row.get("on_wsl", {}).items()},
+            on_windows={str(k): float(v) for k, v in row.get("on_windows", {}).items()},
         )
         for row in rows
     )
@@ -164,7 +168,11 @@ def validate() -> list[str]:
         problems += _confirmed_by_problems(sig)
         problems += [
             f"{sig.id}: {field} names {c}, which causes does not list"
-            for field, named in (("fix_for", sig.fix_for), ("on_wsl", sig.on_wsl))
+            for field, named in (
+                ("fix_for", sig.fix_for),
+                ("on_wsl", sig.on_wsl),
+                ("on_windows", sig.on_windows),
+            )
             for c in named
             if c not in sig.causes
         ]

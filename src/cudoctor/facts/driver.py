@@ -71,6 +71,10 @@ if N is not None:
             g["ecc_uncorrected_volatile"] = ecc if isinstance(ecc, int) else None
             rows = call(N.nvmlDeviceGetRemappedRows, h)
             g["remapped_rows"] = list(rows) if isinstance(rows, tuple) else None
+            shown = call(getattr(N, "nvmlDeviceGetDisplayActive", lambda h: None), h)
+            g["display_active"] = bool(shown) if isinstance(shown, int) else None
+            dm = call(getattr(N, "nvmlDeviceGetCurrentDriverModel", lambda h: None), h)
+            g["driver_model"] = {0: "WDDM", 1: "TCC", 2: "MCDM"}.get(dm) if isinstance(dm, int) else None
             nv["gpus"].append(g)
         out["nvml"] = nv
     except N.NVMLError as exc:

@@ -176,7 +176,12 @@ def cudnn_versions(text: str) -> list[str]:
     return [(versions.cudnn_from_int(v) if len(v) >= 4 else None) or v for v in found]
 
 
+DRIVE_PATH = re.compile(r"^[A-Za-z]:\\")  # C:\ (a log's Windows path stands for the OS)
+
+
 def os_facts(text: str) -> list[Fact]:
+    if DRIVE_PATH.match(text):
+        text = f"Windows (paths like {text})"
     system = (
         "Windows"
         if re.search(r"windows|win1\d", text, re.I) and not re.search(r"\bwsl", text, re.I)
