@@ -1442,3 +1442,15 @@ def test_a_signatures_own_why_replaces_its_primary_causes_general_why(sig: signa
     assert exp.root is not None and primary["why"] == sig.why_for(exp.root.captures, sig.primary)
     assert "{" not in primary["why"] and primary["why"] != knowledge.cause(sig.primary)["why"]
     assert all(c["why"] == knowledge.cause(c["id"])["why"] for c in shown if c["id"] != sig.primary)
+
+
+def test_cudnn_mapping_error_on_a_gpu_newer_than_old_builds_reads_as_the_build_too_old() -> None:
+    """mrnabati/CenterFusion#53: CUDNN_STATUS_MAPPING_ERROR on an RTX 3090 under a CUDA 10 build. An
+    Ampere GPU (8.0+) gives the too-old-build reading weight; a Pascal GPU rules it out; no GPU, no change."""
+    line = "RuntimeError: cuDNN error: CUDNN_STATUS_MAPPING_ERROR\n"
+    assert top(explain_text(line))[0] == "library-bug"
+    ampere = explain_text(line, {"gpu": "RTX 3090"})
+    assert top(ampere)[0] == "arch-unsupported"
+    assert any("8.0+ GPUs" in r for r in ampere.causes[0].reasons)
+    pascal = explain_text(line, {"gpu": "GTX 1080"})
+    assert "arch-unsupported" not in top(pascal)[:2]

@@ -10,6 +10,8 @@ from cudoctor.checks import view
 from cudoctor.explainer.ranked import CONFIRM, RULE_OUT, RankedCause, bump
 from cudoctor.model import Snapshot
 
+NEW_GPU = 0.3  # a GPU new enough for the too-old-library reading: it stays a reading, not a confirmation
+
 
 def _older_than(gpus: list[dict[str, Any]], cc: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(GPUs whose compute capability the facts know, those of them older than `cc`)."""
@@ -83,7 +85,8 @@ def arch_option_rule(
 
 def new_gpu_rule(ranked: dict[str, RankedCause], newest: str, gpus: list[dict[str, Any]]) -> None:
     """The message means a library too old for a GPU of compute capability `newest` or newer: every GPU
-    the facts name is older, so that reading is out (the library knows these GPUs)."""
+    the facts name is older, so that reading is out (the library knows these GPUs); every one is that
+    new or newer, so the reading gains weight."""
     known, older = _older_than(gpus, newest)
     if known and len(older) == len(known):
         bump(
@@ -91,6 +94,13 @@ def new_gpu_rule(ranked: dict[str, RankedCause], newest: str, gpus: list[dict[st
             "arch-unsupported",
             -RULE_OUT,
             f"fact: {_gpu_cc(known[0])}, older than the {newest}+ GPUs this message fails on when the library is too old",
+        )
+    elif known and not older:
+        bump(
+            ranked,
+            "arch-unsupported",
+            NEW_GPU,
+            f"fact: {_gpu_cc(known[0])}, one of the {newest}+ GPUs this message fails on when the library's CUDA is too old for it",
         )
 
 
