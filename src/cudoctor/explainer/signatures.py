@@ -56,7 +56,7 @@ class Signature:
         """This error's own explanation when `cause` is its primary one (else the cause's general why)."""
         return _filled(self.why, captures) if self.why and cause == self.primary else None
 
-    def all_steps(self) -> tuple[str, ...]:
+    def placeholder_texts(self) -> tuple[str, ...]:
         """Every text with {name} placeholders: the steps and the why."""
         steps = (*self.fix, *(step for steps in self.fix_for.values() for step in steps))
         return (*steps, self.why) if self.why else steps
@@ -192,7 +192,7 @@ def validate() -> list[str]:
         groups = set(sig.regex.groupindex)
         problems += [
             f"{sig.id}: fix names {{{name}}}, which the pattern does not capture"
-            for step in sig.all_steps()
+            for step in sig.placeholder_texts()
             for name in PLACEHOLDER.findall(step)
             if name not in groups
         ]
