@@ -413,9 +413,11 @@ def _other_side(ranked: dict[str, RankedCause], f: Finding, permitted: set[str])
 
 
 def drop_refined(matches: list[Match]) -> list[Match]:
-    """Where a precise signature and the generic one it refines match the same line, keep the precise one."""
+    """Where a precise signature and the generic one it refines match the same line, keep the precise
+    one; drop the lines of signatures that a matched message absorbs (it printed them itself)."""
     refined = {(m.line, r) for m in matches for r in m.sig.refines}
-    return [m for m in matches if (m.line, m.sig.id) not in refined]
+    absorbed = {a for m in matches for a in m.sig.absorbs}
+    return [m for m in matches if (m.line, m.sig.id) not in refined and m.sig.id not in absorbed]
 
 
 def _platform_rule(ranked: dict[str, RankedCause], root: Match, snap: Snapshot) -> None:

@@ -24,6 +24,7 @@ class Signature:
     counter_examples: tuple[str, ...]
     source: str
     refines: tuple[str, ...] = ()  # less precise signatures this one replaces on the same line
+    absorbs: tuple[str, ...] = ()  # signatures whose lines, anywhere in the log, this message accounts for
     fix: tuple[str, ...] = ()  # steps for this error, whichever cause wins; {name} is filled from the pattern
     fix_for: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)  # steps for one cause only
     context_for: tuple[str, ...] = ()  # a context line: counts only next to an error that allows one of these
@@ -93,6 +94,7 @@ def load() -> tuple[Signature, ...]:
             counter_examples=tuple(row.get("counter_examples", ())),
             source=row.get("source", ""),
             refines=tuple(row.get("refines", ())),
+            absorbs=tuple(row.get("absorbs", ())),
             fix=tuple(row.get("fix", ())),
             fix_for={cause: tuple(steps) for cause, steps in row.get("fix_for", {}).items()},
             context_for=tuple(row.get("context_for", ())),
@@ -158,7 +160,12 @@ def validate() -> list[str]:
     seen: set[str] = set()
     ids = {sig.id for sig in load()}
     for sig in load():
-        problems += [f"{sig.id}: refines unknown signature {r}" for r in sig.refines if r not in ids]
+        problems += [
+            f"{sig.id}: {field} unknown signature {r}"
+            for field, named in (("refines", sig.refines), ("absorbs", sig.absorbs))
+            for r in named
+            if r not in ids
+        ]
         if sig.id in seen:
             problems.append(f"{sig.id}: duplicate id")
         seen.add(sig.id)
