@@ -21,6 +21,7 @@ from cudoctor.facts import (
     frameworks,
     host,
     kernel_log,
+    limits,
     loader,
     markers,
     network,
@@ -101,6 +102,7 @@ def collect_live(env: Mapping[str, str] | None = None, sys_path: Sequence[str] |
             "host",
             lambda: [
                 *host.collect_host(env),
+                limits.process_limits(),
                 caches.jit_caches(env),
                 network.interfaces(),
                 network.ib_devices(),
