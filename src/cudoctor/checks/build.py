@@ -242,6 +242,7 @@ def companion_version_mismatch(snap: Snapshot) -> list[Finding]:
                     f"(or pip install '{want}' to keep {pin['package']} {pin['version']})"
                 ],
                 subject=pin["requires"],
+                also=["binary-incompatible"],  # compiled against the other version: the ABI side of it
             )
         )
     return out

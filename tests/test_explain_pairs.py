@@ -1,0 +1,116 @@
+"""Packages that must come in matched pairs: jax and jaxlib (the messages are made here by the installed
+jax's own version check), xformers and the torch it was built for, torchvision's compiled ops. Other
+lines are from the threads each signature's source names."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from cudoctor.explainer import rank, scan
+from cudoctor.model import Snapshot
+from tests.conftest import stated
+
+
+def explained(text: str, snap: Snapshot | None = None) -> rank.Explanation:
+    return rank.explain(scan.scan(io.BytesIO(text.encode())), snap if snap is not None else Snapshot())
+
+
+def first(exp: rank.Explanation) -> dict[str, object]:
+    return rank.cause_json(exp.causes, 0)
+
+
+def ids(exp: rank.Explanation) -> list[str]:
+    return [c.id for c in exp.causes[:3]]
+
+
+def jax_refuses(jax_version: str, jaxlib_version: str, minimum: str) -> str:
+    """What the installed jax's own check raises for this pair (jax/_src/lib/__init__.py)."""
+    lib = pytest.importorskip("jax._src.lib")
+    with pytest.raises(RuntimeError) as raised:
+        lib.check_jaxlib_version(jax_version, jaxlib_version, minimum)
+    return f"RuntimeError: {raised.value}\n"
+
+
+def test_a_jaxlib_newer_than_jax_names_the_pair_to_install() -> None:
+    exp = explained(jax_refuses("0.4.6", "0.4.14", "0.4.4"))
+    assert exp.root is not None and exp.root.sig.id == "binary-incompatible/jaxlib-newer-than-jax"
+    got = first(exp)
+    assert got["id"] == "binary-incompatible"
+    assert "jaxlib 0.4.14 is newer than jax 0.4.6" in str(got["why"])
+    assert "'jax==0.4.14' 'jaxlib==0.4.14'" in str(got["fix"]) and "'jaxlib==0.4.6'" in str(got["fix"])
+
+
+def test_a_jaxlib_older_than_jax_needs_says_the_minimum() -> None:
+    exp = explained(jax_refuses("0.10.2", "0.10.0", "0.10.1"))
+    assert exp.root is not None and exp.root.sig.id == "binary-incompatible/jaxlib-older-than-jax"
+    assert "'jaxlib>=0.10.1'" in str(first(exp)["fix"])
+
+
+def test_jax_importing_a_name_its_other_half_lacks_is_the_pair_not_user_code() -> None:
+    exp = explained("ImportError: cannot import name 'get_metadata' from 'jax._src.cloud_tpu_init'\n")
+    assert ids(exp)[0] == "binary-incompatible"
+    # a public name gone from jax is an old library calling a removed API, not a broken pair
+    assert explained("ImportError: cannot import name 'tree_multimap' from 'jax.tree_util'\n").root is None
+
+
+def test_installed_versions_that_break_the_pair_confirm_it_without_reordering() -> None:
+    pins = [{"package": "jax", "version": "0.4.6", "requires": "jaxlib", "spec": "<=0.4.6,>=0.4.4"}]
+    snap = stated({}, python__pins=pins, python__packages={"jax": "0.4.6", "jaxlib": "0.4.14"})
+    exp = explained(jax_refuses("0.4.6", "0.4.14", "0.4.4"), snap)
+    assert ids(exp)[:2] == ["binary-incompatible", "multiple-toolkits"]
+    assert any("jaxlib 0.4.14 is installed" in r for r in exp.causes[0].reasons)  # the finding's other side
+
+
+@pytest.mark.parametrize(
+    ("line", "sig_id", "cause", "says"),
+    [
+        (  # invoke-ai/InvokeAI#6590
+            "    PyTorch 2.1.2+cu121 with CUDA 1201 (you have 2.0.1+cu118)\n",
+            "multiple-toolkits/xformers-built-for-other-torch",
+            "multiple-toolkits",
+            "built for torch 2.1.2+cu121 with CUDA 12.1, and torch 2.0.1+cu118 is installed",
+        ),
+        (  # invoke-ai/InvokeAI#4788
+            "    PyTorch 2.0.1+cu118 with CUDA 1108 (you have 2.0.1+cpu)\n",
+            "cpu-only-build/xformers-on-cpu-torch",
+            "cpu-only-build",
+            "the CPU-only build (2.0.1+cpu)",
+        ),
+        (  # Vchitect/SEINE#21, an Apple M1
+            "    PyTorch 2.0.1 with CUDA 1106 (you have 2.0.1)\n",
+            "cpu-only-build/xformers-same-torch-without-cuda",
+            "cpu-only-build",
+            "what differs is the build",
+        ),
+    ],
+)
+def test_xformers_says_which_torch_it_was_built_for(line: str, sig_id: str, cause: str, says: str) -> None:
+    text = "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n" + line
+    exp = explained(text)
+    assert exp.root is not None and exp.root.sig.id == sig_id
+    assert [m.sig.id for m in exp.matches] == [sig_id]  # the precise reading replaces the general one
+    got = first(exp)
+    assert got["id"] == cause and says in str(got["why"])
+
+
+def test_a_cpu_torch_under_xformers_gets_the_index_of_the_cuda_it_was_built_with() -> None:
+    exp = explained("    PyTorch 2.0.1+cu118 with CUDA 1108 (you have 2.0.1+cpu)\n")
+    assert "https://download.pytorch.org/whl/cu118" in str(first(exp)["fix"])
+    exp = explained("    PyTorch 2.1.2+cu121 with CUDA 1201 (you have 2.1.2+cpu)\n")
+    assert "https://download.pytorch.org/whl/cu121" in str(first(exp)["fix"])
+
+
+def test_the_python_line_of_the_same_warning_is_not_a_torch_mismatch() -> None:
+    assert explained("    Python  3.10.13 (you have 3.10.12)\n").root is None
+
+
+def test_torchvisions_custom_ops_that_did_not_load_are_a_torch_pair() -> None:
+    exp = explained(
+        "RuntimeError: Couldn't load custom C++ ops. This can happen if your PyTorch and torchvision "
+        "versions are incompatible, or if you had errors while compiling torchvision from source.\n"
+    )
+    assert exp.root is not None and exp.root.sig.id == "multiple-toolkits/torchvision-operator-missing"
+    assert ids(exp)[:2] == ["multiple-toolkits", "binary-incompatible"]
+
