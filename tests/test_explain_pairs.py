@@ -114,3 +114,48 @@ def test_torchvisions_custom_ops_that_did_not_load_are_a_torch_pair() -> None:
     assert exp.root is not None and exp.root.sig.id == "multiple-toolkits/torchvision-operator-missing"
     assert ids(exp)[:2] == ["multiple-toolkits", "binary-incompatible"]
 
+
+def _no_operator(*reasons: str) -> str:
+    """xformers' dispatch error with the reasons each operator gives (as in the threads the signatures name)."""
+    lines = [
+        "NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:",
+        "     query       : shape=(1, 2, 1, 40) (torch.float32)",
+        "`flshattF@0.0.0` is not supported because:",
+        *reasons,
+        "    dtype=torch.float32 (supported: {torch.bfloat16, torch.float16})",
+        "`cutlassF` is not supported because:",
+        *reasons,
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def test_xformers_without_its_cuda_part_is_the_install_not_the_dtype_or_the_gpu() -> None:
+    exp = explained(
+        _no_operator(
+            "    xFormers wasn't build with CUDA support",
+            "    requires device with capability > (8, 0) but your GPU has capability (7, 5) (too old)",
+            "    operator wasn't built - see `python -m xformers.info` for more info",
+        )
+    )
+    assert exp.root is not None and exp.root.sig.id == "multiple-toolkits/xformers-extension-not-loaded"
+    assert ids(exp) == ["multiple-toolkits", "binary-incompatible", "cpu-only-build"]
+    assert "arch-unsupported" not in [c.id for c in exp.causes] and "dtype-mismatch" not in ids(exp)
+    assert "python -m xformers.info" in str(first(exp)["fix"])
+
+
+def test_xformers_given_cpu_tensors_says_move_them_or_get_a_cuda_torch() -> None:
+    exp = explained(_no_operator("    device=cpu (supported: {'cuda'})"))
+    assert exp.root is not None and exp.root.sig.id == "device-mismatch/xformers-inputs-on-cpu"
+    assert ids(exp)[:2] == ["device-mismatch", "cpu-only-build"]
+    cpu_torch = stated({"framework_version": "torch 2.0.0+cpu", "gpu": "A100"})  # kohya-ss/sd-scripts#412
+    assert (
+        ids(explained(_no_operator("    device=cpu (supported: {'cuda'})"), cpu_torch))[0] == "cpu-only-build"
+    )
+
+
+def test_the_dispatch_error_alone_points_at_the_reasons_under_it() -> None:
+    exp = explained(
+        "NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:\n"
+    )
+    assert exp.root is not None and exp.root.sig.id == "multiple-toolkits/xformers-no-operator"
+    assert "device=cpu" in " ".join(str(f) for f in first(exp)["fix"])  # type: ignore[attr-defined]
