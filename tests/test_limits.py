@@ -141,3 +141,14 @@ def test_the_thread_limit_confirms_a_thread_that_could_not_start() -> None:
     exp = explained(line, stated({}, host__limits=limits(threads_per_user=512)))
     assert exp.causes[0].id == "cpu-blas-runtime"
     assert [f.id for f in exp.causes[0].findings] == ["blas-thread-limit"]
+
+
+def test_the_cpu_blas_area_shows_the_limits_and_carries_their_finding() -> None:
+    from cudoctor.commands import build_report
+    from cudoctor.render.areas import areas
+
+    snap = stated({}, host__limits=limits(threads_per_user=512), host__cpu={"model": "Xeon"})
+    cpu = next(a for a in areas(build_report(snap)) if a.title == "CPU BLAS")
+    assert cpu.summary == "Xeon, 64 usable CPUs"
+    assert "host.limits" in cpu.fact_keys
+    assert [f.id for f in cpu.findings] == ["blas-thread-limit"]

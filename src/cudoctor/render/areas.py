@@ -78,7 +78,9 @@ def _cpu_summary(snap: Snapshot) -> str:
     cpu = snap.value("host.cpu") or {}
     libs = snap.value("cpu.runtime_libs") or []
     names = sorted({str(r.get("lib", "")).split(".so")[0] for r in libs})
-    return f"{cpu.get('model') or 'CPU'}" + (f"; {', '.join(names)}" if names else "")
+    cpus = (snap.value("host.limits") or {}).get("cpus")
+    model = f"{cpu.get('model') or 'CPU'}" + (f", {cpus} usable CPUs" if cpus else "")
+    return model + (f"; {', '.join(names)}" if names else "")
 
 
 def areas(report: Report) -> list[Area]:
@@ -126,7 +128,12 @@ def areas(report: Report) -> list[Area]:
         )
     )
     out.append(
-        Area("CPU BLAS", _cpu_summary(snap), by_layer.pop("CPU BLAS", []), ["host.cpu", "cpu.runtime_libs"])
+        Area(
+            "CPU BLAS",
+            _cpu_summary(snap),
+            by_layer.pop("CPU BLAS", []),
+            ["host.cpu", "host.limits", "cpu.runtime_libs"],
+        )
     )
     probes = snap.value("probe.results")
     if probes is not None or "Probes" in by_layer:
