@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from cudoctor import knowledge, versions
@@ -280,3 +281,34 @@ def numpy_abi_mismatch(snap: Snapshot) -> list[Finding]:
                 )
             )
     return out
+
+
+CUPY_PACKAGE = re.compile(r"cupy(?:-cuda\d+x?|-rocm-[\d-]+)?$")  # the source package and its binary wheels
+
+
+@check("multiple-cupy-packages", "multiple-toolkits", LAYER, requires=("python.packages",))
+def multiple_cupy_packages(snap: Snapshot) -> list[Finding]:
+    """More than one CuPy package is installed (cupy-cuda12x beside cupy-cuda13x, a source build beside a wheel):
+    they write the same cupy/ directory, and whichever was installed last left a mix of both."""
+    installed = snap.value("python.packages") or {}
+    cupys = sorted(n for n in installed if CUPY_PACKAGE.match(n))
+    if len(cupys) < 2:
+        return []
+    listed = ", ".join(f"{n} {installed[n]}" for n in cupys)
+    return [
+        finding(
+            "multiple-cupy-packages",
+            "multiple-toolkits",
+            Severity.ERROR,
+            f"{len(cupys)} CuPy packages are installed ({listed}): they share one cupy/ directory, so the files are a mix of both",
+            LAYER,
+            evidence=[f"installed: {listed}"],
+            fix=[
+                f"Remove them all, then install the one for your CUDA major: pip uninstall -y {' '.join(cupys)} "
+                "(and conda uninstall cupy if conda put one there), then install the one wheel for the CUDA major your "
+                "driver supports (nvidia-smi's CUDA Version): pip install cupy-cuda12x or cupy-cuda13x"
+            ],
+            subject="cupy",
+            generic_fixes=False,
+        )
+    ]

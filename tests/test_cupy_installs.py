@@ -1,0 +1,71 @@
+"""CuPy packages installed over each other (the check on installed packages, CuPy's own warning, a module
+left incomplete) and CuPy's memory pool running out. Lines are from the threads each signature's source names."""
+
+from __future__ import annotations
+
+import io
+
+from cudoctor.explainer import rank, scan
+from cudoctor.model import Snapshot
+from tests.conftest import run_check, stated
+
+WARNING = """/usr/local/lib/python3.12/dist-packages/cupy/_environment.py:670: UserWarning:
+--------------------------------------------------------------------------------
+
+  CuPy may not function correctly because multiple CuPy packages are installed
+  in your environment:
+
+    cupy-cuda12x, cupy-cuda13x
+"""  # gpustack/gpustack#5459
+
+
+def explained(text: str, snap: Snapshot | None = None) -> rank.Explanation:
+    return rank.explain(scan.scan(io.BytesIO(text.encode())), snap if snap is not None else Snapshot())
+
+
+def ids(exp: rank.Explanation) -> list[str]:
+    return [c.id for c in exp.causes[:3]]
+
+
+def test_two_cupy_wheels_are_reported_with_every_package_to_remove() -> None:
+    snap = stated({}, python__packages={"cupy-cuda12x": "13.6.0", "cupy-cuda13x": "14.0.0", "numpy": "2.3.0"})
+    result = run_check("multiple-cupy-packages", snap)
+    assert [f.id for f in result.findings] == ["multiple-cupy-packages"]
+    assert "cupy-cuda12x 13.6.0, cupy-cuda13x 14.0.0" in result.findings[0].title
+    assert "pip uninstall -y cupy-cuda12x cupy-cuda13x" in result.findings[0].fix[0]
+
+
+def test_a_source_build_beside_a_wheel_counts_and_lookalike_names_do_not() -> None:
+    both = stated({}, python__packages={"cupy": "13.0.0", "cupy-cuda11x": "13.0.0"})
+    assert [f.id for f in run_check("multiple-cupy-packages", both).findings] == ["multiple-cupy-packages"]
+    one = stated({}, python__packages={"cupy-cuda12x": "13.6.0", "cupy-xarray": "0.1.4"})
+    assert run_check("multiple-cupy-packages", one).outcome == "ok"
+    assert run_check("multiple-cupy-packages", stated({})).outcome == "unknown"
+
+
+def test_cupys_own_warning_is_read_and_the_installed_pair_confirms_it() -> None:
+    exp = explained(WARNING)
+    assert exp.root is not None and exp.root.sig.id == "multiple-toolkits/cupy-multiple-packages"
+    assert ids(exp)[0] == "multiple-toolkits"
+    snap = stated({}, python__packages={"cupy-cuda12x": "13.6.0", "cupy-cuda13x": "14.0.0"})
+    confirmed = explained(WARNING, snap)
+    assert [f.id for f in confirmed.causes[0].findings] == ["multiple-cupy-packages"]
+
+
+def test_a_core_submodule_missing_from_cupy_is_an_install_over_another() -> None:
+    exp = explained("AttributeError: module 'cupy' has no attribute 'random'\n")  # cupy/cupy#3541
+    assert exp.root is not None and exp.root.sig.id == "multiple-toolkits/cupy-module-incomplete"
+    assert ids(exp)[:2] == ["multiple-toolkits", "broken-install"]
+    # a NumPy name CuPy never had is the caller's, not a broken install
+    assert explained("AttributeError: module 'cupy' has no attribute 'float'\n").root is None
+
+
+def test_cupys_memory_pool_running_out_is_gpu_memory_in_both_wordings() -> None:
+    for line in (
+        "Exception in main training loop: Out of memory allocating 25,600,000 bytes (allocated so far: 3,635,267,072 bytes).",
+        "Exception in main training loop: out of memory to allocate 163840000 bytes (total 1673061376 bytes)",
+    ):
+        exp = explained(line + "\n")
+        assert exp.root is not None and exp.root.sig.id == "gpu-oom/cupy-pool-out-of-memory"
+        assert ids(exp)[0] == "gpu-oom"
+        assert any("free_all_blocks" in f for f in exp.causes[0].fixes)
