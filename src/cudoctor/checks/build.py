@@ -304,9 +304,9 @@ def multiple_cupy_packages(snap: Snapshot) -> list[Finding]:
             LAYER,
             evidence=[f"installed: {listed}"],
             fix=[
-                f"Remove them all, then install the one for your CUDA major: pip uninstall -y {' '.join(cupys)} "
-                "(and conda uninstall cupy if conda put one there), then install the one wheel for the CUDA major your "
-                "driver supports (nvidia-smi's CUDA Version): pip install cupy-cuda12x or cupy-cuda13x"
+                f"Remove them all: pip uninstall -y {' '.join(cupys)} (and conda uninstall cupy if conda put one "
+                "there); then install the one wheel for the CUDA major your driver supports (nvidia-smi's CUDA "
+                "Version): pip install cupy-cuda12x or cupy-cuda13x"
             ],
             subject="cupy",
             generic_fixes=False,

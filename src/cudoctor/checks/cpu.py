@@ -72,7 +72,7 @@ FEW_PROCESSES = 64  # fewer BLAS-threaded processes than this fit under the limi
 SMALL_ADDRESS_SPACE = 16 << 30
 
 
-def threads_per_process(snap: Snapshot, cpus: int) -> tuple[int, str]:
+def _threads_per_process(snap: Snapshot, cpus: int) -> tuple[int, str]:
     """How many threads OpenBLAS / OpenMP start in each process, and what says so."""
     env = snap.value("env") or {}
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
@@ -99,7 +99,7 @@ def blas_thread_limit(snap: Snapshot) -> list[Finding]:
     limit = _thread_limit(limits)
     if limit is None:
         return []
-    per_process, why = threads_per_process(snap, int(limits.get("cpus") or 1))
+    per_process, why = _threads_per_process(snap, int(limits.get("cpus") or 1))
     fits = limit[0] // per_process
     if fits >= FEW_PROCESSES:
         return []
