@@ -66,6 +66,20 @@ def first(exp: rank.Explanation) -> dict[str, object]:
             "/usr/lib/aarch64-linux-gnu/libgomp.so.1 uses initial-exec",
             "LD_PRELOAD=/usr/lib/aarch64-linux-gnu/libgomp.so.1",
         ),
+        (  # davidemms/OrthoFinder#356: OPENBLAS_NUM_THREADS did not help
+            "OpenBLAS Warining : The number of CPU/Cores(144) is beyond the limit(64). Terminated.\n",
+            "cpu-blas-runtime/openblas-cores-beyond-limit",
+            "cpu-blas-runtime",
+            "at most 64 CPUs and counts 144",
+            "make NUM_THREADS=144",
+        ),
+        (  # Irrationone/cellassign#42
+            "OpenBLAS : Program will terminate because you tried to start too many threads.\n",
+            "cpu-blas-runtime/openblas-too-many-threads",
+            "cpu-blas-runtime",
+            "0.3.3",
+            "OPENBLAS_NUM_THREADS",
+        ),
         (  # visionml/pytracking#74
             "OMP: Error #13: Assertion failure at z_Linux_util.cpp(2361).\n"
             "OMP: Hint Please submit a bug report with this message, compile and run commands used.\n",
