@@ -188,3 +188,16 @@ def test_a_real_openblas_that_cannot_allocate_its_buffers_is_explained() -> None
     assert exp.root is not None and exp.root.sig.id == "host-oom/openblas-buffer-allocation-failed"
     got = first(exp)
     assert got["id"] == "host-oom" and "ulimit -v" in str(got["fix"])
+
+
+def test_openblas_past_its_thread_count_is_harmless_until_the_regions_run_out() -> None:
+    warning = (
+        "OpenBLAS warning: precompiled NUM_THREADS exceeded, adding auxiliary array for thread metadata.\n"
+    )
+    alone = explained(warning)
+    assert alone.root is None and list(alone.scan.benign) == ["openblas-num-threads-exceeded"]
+    # rocker-org/rocker-versioned2#820: the warning, then the error that matters
+    exp = explained(
+        warning + "OpenBLAS : Program is Terminated. Because you tried to allocate too many memory regions.\n"
+    )
+    assert exp.root is not None and exp.root.sig.id == "cpu-blas-runtime/openblas-too-many-memory-regions"
