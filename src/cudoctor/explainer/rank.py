@@ -290,6 +290,7 @@ def context_rules(
     ranked: dict[str, RankedCause], matches: list[Match], root: Match | None, snap: Snapshot
 ) -> None:
     """Taxonomy rules: a CUDA directory on LD_LIBRARY_PATH next to a version conflict means two copies."""
+    gpus = view.gpus(snap)  # each GPU's compute capability, looked up once for every rule below
     shows_path = any(m.sig.id.startswith("multiple-toolkits/") and m.sig.specificity == 1 for m in matches)
     if (
         shows_path
@@ -316,25 +317,25 @@ def context_rules(
     if root is not None:
         _platform_rule(ranked, root, snap)
     if root is not None and root.sig.min_cc:
-        gpu_rules.min_cc_rule(ranked, root.sig.min_cc, view.gpus(snap))
+        gpu_rules.min_cc_rule(ranked, root.sig.min_cc, gpus)
     if "gpu-watchdog" in ranked:
-        gpu_rules.display_watchdog_rule(ranked, view.gpus(snap))
+        gpu_rules.display_watchdog_rule(ranked, gpus)
     arch = next((m.captures["arch"] for m in matches if m.captures.get("arch")), None)
     if arch and arch.isdigit() and "arch-unsupported" in ranked:  # compute_21, not '9.0+PTX'
         gpu_rules.arch_option_rule(ranked, f"{arch[:-1]}.{arch[-1]}", gpu_rules.cuda_versions(snap))
     elif root is not None and root.sig.gpu_arch and "arch-unsupported" in ranked:
-        own = next((g for g in view.gpus(snap) if g.get("cc")), None)  # the arch it was asked for
+        own = next((g for g in gpus if g.get("cc")), None)  # the arch it was asked for
         if own:
             gpu_rules.arch_option_rule(ranked, str(own["cc"]), gpu_rules.cuda_versions(snap), own.get("name"))
     sm = root.captures.get("sm") if root is not None else None
     if sm and "arch-unsupported" in ranked:
-        gpu_rules.dropped_arch_rule(ranked, sm, view.gpus(snap))
+        gpu_rules.dropped_arch_rule(ranked, sm, gpus)
     if root is not None and root.sig.new_gpu_cc:
-        gpu_rules.new_gpu_rule(ranked, root.sig.new_gpu_cc, view.gpus(snap))
+        gpu_rules.new_gpu_rule(ranked, root.sig.new_gpu_cc, gpus)
     if "cpu-only-build" in ranked:
         _cuda_build_rule(ranked, view.frameworks(snap))
     if "no-gpu-visible" in ranked:
-        _visible_devices_rule(ranked, view.env(snap).get("CUDA_VISIBLE_DEVICES"), view.gpus(snap))
+        _visible_devices_rule(ranked, view.env(snap).get("CUDA_VISIBLE_DEVICES"), gpus)
     for name, info in view.frameworks(snap):
         if PRE_RELEASE.search(str(info.get("version") or "")):
             bump(ranked, "library-bug", 0.15, f"{view.describe(name, info)} is a pre-release build")
