@@ -133,7 +133,7 @@ def describe(x: Any) -> Operand:
     )
 
 
-def _cast_hint(op: Operand, name: str, dtype: str) -> str:
+def cast_hint(op: Operand, name: str, dtype: str) -> str:
     return {
         "torch": f"{name} = {name}.to(torch.{dtype})",
         "tensorflow": f"{name} = tf.cast({name}, tf.{dtype})",
@@ -163,7 +163,7 @@ def _check_dtypes(a: Operand, b: Operand) -> str:
             "dtype-mismatch",
             f"operands have different dtypes: a is {a.dtype}, b is {b.dtype}; {a.framework} does not promote them in a matmul",
             [
-                _cast_hint(lower, name, target),
+                cast_hint(lower, name, target),
                 f"or cast both to {other} (usually what a GPU wants: float64 is slow on most GPUs)",
             ],
             [f"a: {a.describe()}", f"b: {b.describe()}"],

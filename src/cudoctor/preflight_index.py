@@ -14,7 +14,7 @@ import dataclasses
 import sys
 from typing import Any
 
-from cudoctor.preflight import Operand, PreflightError, _cast_hint, describe
+from cudoctor.preflight import Operand, PreflightError, cast_hint, describe
 
 INT_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 SHOWN = 5  # offending values named in the error
@@ -50,7 +50,7 @@ def labels(
         raise PreflightError(
             "dtype-mismatch",
             f"class indices must be integers, got {ot.dtype}",
-            [f"pass integer class indices: {_cast_hint(ot, 'target', 'int64')}"],
+            [f"pass integer class indices: {cast_hint(ot, 'target', 'int64')}"],
             [ot.describe(), ol.describe()],
         )
     default_dim = 1 if ol.framework == "torch" and len(ol.shape) >= 2 else -1
@@ -77,7 +77,7 @@ def indices(index: Any, size: int, *, name: str = "index", allow_negative: bool 
         raise PreflightError(
             "dtype-mismatch",
             f"{name} must hold integers, got {oi.dtype}",
-            [f"cast it to integers: {_cast_hint(oi, name, 'int64')}"],
+            [f"cast it to integers: {cast_hint(oi, name, 'int64')}"],
             [oi.describe()],
         )
     low = -size if allow_negative else 0
