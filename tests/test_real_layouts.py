@@ -95,7 +95,7 @@ def test_torch_extensions_would_build_with_another_cuda_major(tmp_path: Path) ->
         and "mismatches the version that was used to compile PyTorch (12.8)" in f.title
     )
     assert f.fix[0].startswith("Install a CUDA 12.x toolkit") and "whl/cu130" in f.fix[1]
-    assert f.also == ("multiple-toolkits",)
+    assert f.cause == "multiple-toolkits" and f.also == ("toolchain-not-found",)  # two CUDAs: taxonomy rule
     [g] = findings({"PATH": f"{root}/bin:/usr/bin:/bin"})
     assert f"nvcc on PATH: {root}/bin/nvcc" in g.title
     torch_cu128["cuda"] = "13.0"

@@ -220,9 +220,10 @@ def _extension_fixes(snap: Snapshot, tv: tuple[int, ...], bv: tuple[int, ...]) -
     return fixes
 
 
-@check("torch-extension-toolkit", "toolchain-not-found", LAYER, requires=("cuda.toolkits",))
+@check("torch-extension-toolkit", "multiple-toolkits", LAYER, requires=("cuda.toolkits",))
 def torch_extension_toolkit(snap: Snapshot) -> list[Finding]:
-    """torch C++/CUDA extensions would build with a toolkit of another CUDA major than torch's (cpp_extension refuses)."""
+    """torch C++/CUDA extensions would build with a toolkit of another CUDA major than torch's (cpp_extension
+    refuses): two CUDAs on one machine, the system toolkit and the one inside torch (taxonomy: multiple-toolkits)."""
     torch = dict(view.cuda_frameworks(snap)).get("torch")
     tk, how = _extension_toolkit(snap)
     if torch is None or tk is None:
@@ -233,7 +234,7 @@ def torch_extension_toolkit(snap: Snapshot) -> list[Finding]:
     return [
         finding(
             "torch-extension-toolkit",
-            "toolchain-not-found",
+            "multiple-toolkits",
             Severity.WARNING,
             f"torch C++/CUDA extensions would build with CUDA {tk.get('version')} ({how}) but {view.describe('torch', torch)} was built with CUDA {torch['cuda']}: the build stops with 'The detected CUDA version ({versions.fmt(tv)}) mismatches the version that was used to compile PyTorch ({versions.fmt(bv)})'",
             LAYER,
@@ -243,6 +244,7 @@ def torch_extension_toolkit(snap: Snapshot) -> list[Finding]:
             ],
             fix=_extension_fixes(snap, tv, bv),
             subject="torch",
-            also=["multiple-toolkits"],
+            also=["toolchain-not-found"],
+            generic_fixes=False,  # the cause's steps are about shadowing libraries and XLA, not a build's nvcc
         )
     ]
