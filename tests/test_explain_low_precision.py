@@ -116,3 +116,25 @@ def test_fp8_weights_through_marlin_are_not_an_error() -> None:
     assert "vllm-fp8-weight-only-marlin" in alone.scan.benign
     failing = explained(warning + SCALED_MM)
     assert failing.root is not None and failing.root.line == 2
+
+
+BNB_CPU = (  # zjunlp/DeepKE#503
+    "bin D:\\ProgramData\\Anaconda3\\envs\\deepke-llm\\lib\\site-packages\\bitsandbytes\\libbitsandbytes_cpu.so\n"
+    "D:\\ProgramData\\Anaconda3\\envs\\deepke-llm\\lib\\site-packages\\bitsandbytes\\cextension.py:34: UserWarning: The "
+    "installed version of bitsandbytes was compiled without GPU support. 8-bit optimizers, 8-bit multiplication, and "
+    "GPU quantization are unavailable.\n"
+    '  warn("The installed version of bitsandbytes was compiled without GPU support. "\n'
+    "'NoneType' object has no attribute 'cadam32bit_grad_fp32'\n"
+)
+
+
+def test_bitsandbytes_on_its_cpu_library_says_upgrade_for_windows_cuda() -> None:
+    exp = explained(BNB_CPU)
+    assert exp.root is not None and exp.root.sig.id == "cpu-only-build/bitsandbytes-cpu-library-loaded"
+    assert [c.id for c in exp.causes[:2]] == ["cpu-only-build", "library-bug"]
+    assert fixes(exp)[0].startswith(
+        "pip install -U bitsandbytes: 0.43 and later ship the CUDA libraries for Windows"
+    )
+    on_windows = explained(BNB_CPU, stated({"os": "Windows 11"}))
+    assert any("Windows" in r for r in on_windows.causes[0].reasons)
+    assert on_windows.causes[0].score > exp.causes[0].score
