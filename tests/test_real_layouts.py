@@ -94,7 +94,8 @@ def test_torch_extensions_would_build_with_another_cuda_major(tmp_path: Path) ->
         f"CUDA_HOME={root}" in f.title
         and "mismatches the version that was used to compile PyTorch (12.8)" in f.title
     )
-    assert f.fix[0].startswith("Install a CUDA 12.x toolkit") and "whl/cu130" in f.fix[1]
+    assert f.fix[0].startswith("Install a CUDA 12.8 toolkit with nvcc") and "whl/cu130" in f.fix[1]
+    assert "pip nvcc wheels hold ptxas, not nvcc" in f.fix[0]  # checked: 11.8.89, 12.4.131, 12.9.86
     assert f.cause == "multiple-toolkits" and f.also == ("toolchain-not-found",)  # two CUDAs: taxonomy rule
     [g] = findings({"PATH": f"{root}/bin:/usr/bin:/bin"})
     assert f"nvcc on PATH: {root}/bin/nvcc" in g.title

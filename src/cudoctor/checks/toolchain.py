@@ -204,13 +204,11 @@ def _extension_fixes(snap: Snapshot, tv: tuple[int, ...], bv: tuple[int, ...]) -
         for tk in snap.value("cuda.toolkits") or []
         if not tk.get("stated") and (versions.major_minor(str(tk.get("version") or "")) or (0,))[0] == bv[0]
     ]
-    wheel = knowledge.nvcc_wheel(str(bv[0]))
     fixes = [
         f"export CUDA_HOME={same_major[0].get('root')}"
         if same_major
-        else f"Install a CUDA {bv[0]}.x toolkit"
-        + (f" (pip install {wheel}, or NVIDIA's installer)" if wheel else "")
-        + " and point CUDA_HOME at it"
+        else f"Install a CUDA {versions.fmt(bv)} toolkit with nvcc (NVIDIA's installer with --toolkit, apt's cuda-toolkit, "
+        "or conda's cuda-toolkit; NVIDIA's pip nvcc wheels hold ptxas, not nvcc) and point CUDA_HOME at it"
     ]
     variant = f"cu{tv[0]}{tv[1]}"
     if knowledge.torch_variant_exists(variant):
