@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import io
 import os
 import shutil
 import subprocess
@@ -20,6 +21,7 @@ if "CUDOCTOR_DB" not in os.environ:  # one snapshot store per test session, remo
     atexit.register(shutil.rmtree, _TEST_DB_DIR, True)
 
 from cudoctor.checks import all_checks, run_one
+from cudoctor.explainer import rank, scan
 from cudoctor.facts.stated import from_stated
 from cudoctor.model import CheckResult, Snapshot, known
 
@@ -129,3 +131,26 @@ def build_shared_lib(out: Path, src: str, *flags: str) -> Path:
         ["gcc", "-shared", "-fPIC", "-o", str(out), str(c), *flags], check=True, capture_output=True
     )
     return out
+
+
+# ---------------------------------------------------------------- explain: a pasted log and what it says
+def explained(text: str, snap: Snapshot | None = None) -> rank.Explanation:
+    """`text` as a user would paste it, explained against the facts in `snap` (none when None)."""
+    return rank.explain(scan.scan(io.BytesIO(text.encode())), snap if snap is not None else Snapshot())
+
+
+def first(exp: rank.Explanation) -> dict[str, object]:
+    """The first-ranked cause as `cudoctor explain --format json` gives it."""
+    return rank.cause_json(exp.causes, 0)
+
+
+def ids(exp: rank.Explanation) -> list[str]:
+    """The ids of the first three causes, in rank order."""
+    return [c.id for c in exp.causes[:3]]
+
+
+def fixes(exp: rank.Explanation) -> list[str]:
+    """The first-ranked cause's steps, in order."""
+    steps = first(exp)["fix"]
+    assert isinstance(steps, list)
+    return steps

@@ -3,11 +3,7 @@ left incomplete) and CuPy's memory pool running out. Lines are from the threads 
 
 from __future__ import annotations
 
-import io
-
-from cudoctor.explainer import rank, scan
-from cudoctor.model import Snapshot
-from tests.conftest import run_check, stated
+from tests.conftest import explained, ids, run_check, stated
 
 WARNING = """/usr/local/lib/python3.12/dist-packages/cupy/_environment.py:670: UserWarning:
 --------------------------------------------------------------------------------
@@ -17,14 +13,6 @@ WARNING = """/usr/local/lib/python3.12/dist-packages/cupy/_environment.py:670: U
 
     cupy-cuda12x, cupy-cuda13x
 """  # gpustack/gpustack#5459
-
-
-def explained(text: str, snap: Snapshot | None = None) -> rank.Explanation:
-    return rank.explain(scan.scan(io.BytesIO(text.encode())), snap if snap is not None else Snapshot())
-
-
-def ids(exp: rank.Explanation) -> list[str]:
-    return [c.id for c in exp.causes[:3]]
 
 
 def test_two_cupy_wheels_are_reported_with_every_package_to_remove() -> None:

@@ -5,23 +5,13 @@ source names; two failures are made for real here with numpy's own OpenBLAS unde
 
 from __future__ import annotations
 
-import io
 import resource
 import subprocess
 import sys
 
 import pytest
 
-from cudoctor.explainer import rank, scan
-from cudoctor.model import Snapshot
-
-
-def explained(text: str) -> rank.Explanation:
-    return rank.explain(scan.scan(io.BytesIO(text.encode())), Snapshot())
-
-
-def first(exp: rank.Explanation) -> dict[str, object]:
-    return rank.cause_json(exp.causes, 0)
+from tests.conftest import explained, first
 
 
 @pytest.mark.parametrize(

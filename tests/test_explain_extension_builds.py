@@ -5,26 +5,11 @@ source names."""
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import pytest
 
-from cudoctor.explainer import rank, scan
-from cudoctor.model import Snapshot
-from tests.conftest import python_output, stated
-
-
-def explained(text: str, snap: Snapshot | None = None) -> rank.Explanation:
-    return rank.explain(scan.scan(io.BytesIO(text.encode())), snap if snap is not None else Snapshot())
-
-
-def first(exp: rank.Explanation) -> dict[str, object]:
-    return rank.cause_json(exp.causes, 0)
-
-
-def ids(exp: rank.Explanation) -> list[str]:
-    return [c.id for c in exp.causes[:3]]
+from tests.conftest import explained, first, ids, python_output, stated
 
 
 def test_ninja_missing_from_path_is_made_by_torch_and_says_where_pip_puts_it(tmp_path: Path) -> None:

@@ -4,28 +4,9 @@ from the threads each signature's source names."""
 
 from __future__ import annotations
 
-import io
-
 import pytest
 
-from cudoctor.explainer import rank, scan
-from cudoctor.model import Snapshot
-from tests.conftest import stated
-
-
-def explained(text: str, snap: Snapshot | None = None) -> rank.Explanation:
-    return rank.explain(scan.scan(io.BytesIO(text.encode())), snap if snap is not None else Snapshot())
-
-
-def first(exp: rank.Explanation) -> dict[str, object]:
-    return rank.cause_json(exp.causes, 0)
-
-
-def fixes(exp: rank.Explanation) -> list[str]:
-    steps = first(exp)["fix"]
-    assert isinstance(steps, list)
-    return steps
-
+from tests.conftest import explained, first, fixes, stated
 
 SCALED_MM = "RuntimeError: torch._scaled_mm is only supported on CUDA devices with compute capability >= 9.0 or 8.9, or ROCm MI300+\n"
 

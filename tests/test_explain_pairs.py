@@ -4,25 +4,9 @@ lines are from the threads each signature's source names."""
 
 from __future__ import annotations
 
-import io
-
 import pytest
 
-from cudoctor.explainer import rank, scan
-from cudoctor.model import Snapshot
-from tests.conftest import stated
-
-
-def explained(text: str, snap: Snapshot | None = None) -> rank.Explanation:
-    return rank.explain(scan.scan(io.BytesIO(text.encode())), snap if snap is not None else Snapshot())
-
-
-def first(exp: rank.Explanation) -> dict[str, object]:
-    return rank.cause_json(exp.causes, 0)
-
-
-def ids(exp: rank.Explanation) -> list[str]:
-    return [c.id for c in exp.causes[:3]]
+from tests.conftest import explained, first, ids, stated
 
 
 def jax_refuses(jax_version: str, jaxlib_version: str, minimum: str) -> str:

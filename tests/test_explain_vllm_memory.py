@@ -5,27 +5,9 @@ signature's source names."""
 
 from __future__ import annotations
 
-import io
-
 import pytest
 
-from cudoctor.explainer import rank, scan
-from cudoctor.model import Snapshot
-
-
-def explained(text: str) -> rank.Explanation:
-    return rank.explain(scan.scan(io.BytesIO(text.encode())), Snapshot())
-
-
-def first(exp: rank.Explanation) -> dict[str, object]:
-    return rank.cause_json(exp.causes, 0)
-
-
-def fixes(exp: rank.Explanation) -> list[str]:
-    steps = first(exp)["fix"]
-    assert isinstance(steps, list)
-    return steps
-
+from tests.conftest import explained, first, fixes
 
 NO_BLOCKS = (
     "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "

@@ -14,7 +14,7 @@ from cudoctor.explainer import logfacts, rank, scan
 from cudoctor.facts.stated import from_stated
 from cudoctor.importers import load_report
 from cudoctor.model import Snapshot
-from tests.conftest import ROOT
+from tests.conftest import ROOT, explained, ids
 
 REPORTS = Path(ROOT) / "tests" / "fixtures" / "reports"
 RAYTRACING = "CUDA error = 999 at main.cu:196 'cudaDeviceSynchronize()'\n"  # raytracinginoneweekendincuda#7
@@ -26,14 +26,6 @@ NUMBA_WINDOWS = """Traceback (most recent call last):
     driver.cuCtxSynchronize()
 numba.cuda.cudadrv.driver.CudaAPIError: [{code}] Call to cuCtxSynchronize results in UNKNOWN_CUDA_ERROR
 """
-
-
-def explained(text: str, snap: Snapshot | None = None) -> rank.Explanation:
-    return rank.explain(scan.scan(io.BytesIO(text.encode())), snap if snap is not None else Snapshot())
-
-
-def ids(exp: rank.Explanation) -> list[str]:
-    return [c.id for c in exp.causes[:3]]
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,6 @@ the two checks on them, and how their findings confirm an OpenBLAS failure in a 
 
 from __future__ import annotations
 
-import io
 import json
 import resource
 import subprocess
@@ -13,10 +12,9 @@ from typing import Any
 
 import pytest
 
-from cudoctor.explainer import rank, scan
 from cudoctor.facts.limits import cgroup_pids_max
 from cudoctor.model import Snapshot
-from tests.conftest import run_check, stated
+from tests.conftest import explained, run_check, stated
 
 GIB = 1 << 30
 # numpy 2.4 (OpenBLAS 0.3.31) imported here under ulimit -v 80000 with OPENBLAS_NUM_THREADS=64
@@ -110,10 +108,6 @@ def test_a_small_address_space_is_reported_and_a_large_one_is_not() -> None:
     )
     assert outcome("address-space-limit", stated({}, host__limits=limits())) == ("ok", [])
     assert outcome("address-space-limit", stated({}))[0] == "unknown"
-
-
-def explained(text: str, snap: Snapshot) -> rank.Explanation:
-    return rank.explain(scan.scan(io.BytesIO(text.encode())), snap)
 
 
 def test_the_limit_confirms_openblas_buffers_that_could_not_be_mapped() -> None:
