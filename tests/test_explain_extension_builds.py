@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import explained, first, ids, python_output, stated
+from tests.conftest import explained, first, fixes, ids, python_output, stated
 
 
 def test_ninja_missing_from_path_is_made_by_torch_and_says_where_pip_puts_it(tmp_path: Path) -> None:
@@ -67,7 +67,7 @@ def test_a_cuda_home_without_nvcc_is_made_by_torch_and_names_the_directory(tmp_p
     assert exp.root.captures["home"] == str(tmp_path)
     cause = first(exp)
     assert cause["id"] == "toolchain-not-found" and f"{tmp_path}/bin/nvcc does not exist" in str(cause["why"])
-    assert any(f"ls {tmp_path}/bin/nvcc" in f for f in cause["fix"])  # type: ignore[union-attr]
+    assert any(f"ls {tmp_path}/bin/nvcc" in f for f in fixes(exp))
 
 
 @pytest.mark.parametrize(
@@ -87,7 +87,7 @@ def test_no_toolkit_for_an_extension_build_says_torch_brings_the_runtime_not_nvc
     assert exp.root is not None and exp.root.sig.id == "toolchain-not-found/extension-build-without-nvcc"
     cause = first(exp)
     assert cause["id"] == "toolchain-not-found" and "not the compiler" in str(cause["why"])
-    assert any("-devel" in f for f in cause["fix"])  # type: ignore[union-attr]
+    assert any("-devel" in f for f in fixes(exp))
 
 
 @pytest.mark.parametrize(
@@ -111,7 +111,7 @@ def test_an_extension_toolkit_other_than_torchs_cuda_is_two_cudas(log: str) -> N
     exp = explained(log)
     assert exp.root is not None and exp.root.sig.id == "multiple-toolkits/extension-build-cuda-mismatch"
     assert ids(exp)[:2] == ["multiple-toolkits", "toolchain-not-found"]
-    assert any("DS_SKIP_CUDA_CHECK" in f for f in first(exp)["fix"])  # type: ignore[union-attr]
+    assert any("DS_SKIP_CUDA_CHECK" in f for f in fixes(exp))
 
 
 def test_the_facts_confirm_the_mismatch_and_give_the_exact_index() -> None:
@@ -120,9 +120,9 @@ def test_the_facts_confirm_the_mismatch_and_give_the_exact_index() -> None:
     exp = explained(log, snap)
     assert ids(exp)[0] == "multiple-toolkits"
     assert [f.id for f in exp.causes[0].findings] == ["torch-extension-toolkit"]
-    fixes = first(exp)["fix"]
-    assert isinstance(fixes, list) and "whl/cu121" in fixes[1]
-    assert not any("XLA_FLAGS" in f or "LD_LIBRARY_PATH" in f for f in fixes)
+    steps = fixes(exp)
+    assert "whl/cu121" in steps[1]
+    assert not any("XLA_FLAGS" in f or "LD_LIBRARY_PATH" in f for f in steps)
 
 
 @pytest.mark.parametrize(
