@@ -1,0 +1,142 @@
+"""torch.distributed's rendezvous: a TCP store that cannot be reached, a port another process holds,
+nodes that never joined. The installed torch raises each of them for real here, on loopback only;
+the other lines are from the threads each signature's source names."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import explained, first, fixes, python_output
+
+needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@needs_torch
+def test_a_store_nobody_listens_on_names_the_address_it_tried() -> None:
+    port = free_port()
+    code = (
+        "import datetime; from torch.distributed import TCPStore\n"
+        f"TCPStore('127.0.0.1', {port}, 2, False, timeout=datetime.timedelta(seconds=2))\n"
+    )
+    status, out = python_output(code, timeout=120)
+    assert status != 0 and "The client socket has timed out" in out
+    exp = explained(out)
+    assert exp.root is not None and exp.root.sig.id == "multi-gpu-comm/rendezvous-store-unreachable"
+    assert first(exp)["id"] == "multi-gpu-comm"
+    steps = fixes(exp)
+    assert steps[0].startswith("On the master node") and f"grep {port}" in steps[0]
+    assert f"nc -zv 127.0.0.1 {port}" in steps[1]
+    assert not any("NCCL_P2P_DISABLE" in s for s in steps)  # the generic NCCL steps do not apply
+
+
+@needs_torch
+def test_a_port_another_process_holds_says_who_to_ask() -> None:
+    with socket.socket() as held:
+        held.bind(("0.0.0.0", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        code = (
+            "import datetime; from torch.distributed import TCPStore\n"
+            f"TCPStore('127.0.0.1', {port}, 2, True, timeout=datetime.timedelta(seconds=2))\n"
+        )
+        status, out = python_output(code, timeout=120)
+    assert status != 0 and "EADDRINUSE" in out
+    exp = explained(out)
+    assert exp.root is not None and exp.root.sig.id == "multi-gpu-comm/rendezvous-port-in-use"
+    assert f"listen on port {port}" in str(first(exp)["why"])
+    steps = fixes(exp)
+    assert steps[0].startswith(f"See who holds the port: ss -ltnp | grep :{port}")
+    assert "--rdzv-endpoint=localhost:0" in steps[1]
+
+
+@needs_torch
+def test_nodes_that_never_joined_send_the_reader_to_their_logs() -> None:
+    """torchrun with --nnodes=2 and one node: its agent hosts the store and waits out join_timeout."""
+    torchrun = os.path.join(os.path.dirname(sys.executable), "torchrun")
+    if not os.path.exists(torchrun):
+        pytest.skip("torchrun is not installed beside this Python")
+    done = subprocess.run(
+        [
+            torchrun,
+            "--nnodes=2",
+            "--nproc_per_node=1",
+            "--rdzv_backend=c10d",
+            f"--rdzv_endpoint=127.0.0.1:{free_port()}",
+            "--rdzv_conf=read_timeout=3,join_timeout=3",
+            "-m",
+            "this",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode != 0 and "RendezvousTimeoutError" in done.stderr
+    exp = explained(done.stderr)
+    assert exp.root is not None and exp.root.sig.id == "multi-gpu-comm/rendezvous-timeout"
+    assert fixes(exp)[0].startswith("Read the other nodes' logs first")
+
+
+@pytest.mark.parametrize(
+    ("log", "host", "port"),
+    [
+        (  # hiyouga/LlamaFactory#3715: the example's master address
+            "[W socket.cpp:663] [c10d] The client socket has failed to connect to [::ffff:255.255.0.0]:29500 "
+            "(errno: 110 - Connection timed out).\n",
+            "::ffff:255.255.0.0",
+            "29500",
+        ),
+        (  # hpcaitech/ColossalAI#4009: a host name
+            "[E socket.cpp:860] [c10d] The client socket has timed out after 60s while trying to connect to "
+            "(GPU03, 29500).\n",
+            "GPU03",
+            "29500",
+        ),
+        (  # pytorch/pytorch#107021: the address without parentheses
+            "[E socket.cpp:860] [c10d] The client socket has timed out after 60s while trying to connect to "
+            "192.0.0.1:1234\n"
+            "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d "
+            "store has failed. See inner exception for details.\n",
+            "192.0.0.1",
+            "1234",
+        ),
+    ],
+)
+def test_every_wording_of_an_unreachable_store_gives_its_host_and_port(
+    log: str, host: str, port: str
+) -> None:
+    exp = explained(log)
+    assert exp.root is not None and exp.root.line == 1
+    assert f"getent hosts {host}; nc -zv {host} {port}" in fixes(exp)[1]
+
+
+def test_the_ipv6_fallback_warning_alone_is_not_a_rendezvous_failure() -> None:
+    """torch warns when it cannot open an IPv6 socket and then connects over IPv4."""
+    exp = explained(
+        "[W socket.cpp:697] [c10d] The client socket cannot be initialized to connect to [localhost]:29500 "
+        "(errno: 97 - Address family not supported by protocol).\n"
+    )
+    assert exp.root is None or exp.root.sig.id != "multi-gpu-comm/rendezvous-store-unreachable"
+
+
+def test_the_port_a_launch_script_holds_is_named_from_the_bind_warnings() -> None:
+    """open-mmlab/mmpretrain#960: only the warnings carry the port (22, sshd's)."""
+    exp = explained(
+        "[W socket.cpp:401] [c10d] The server socket has failed to bind to [::]:22 (errno: 98 - Address already in use).\n"
+        "[W socket.cpp:401] [c10d] The server socket has failed to bind to 0.0.0.0:22 (errno: 98 - Address already "
+        "in use).\n"
+        "[E socket.cpp:435] [c10d] The server socket has failed to listen on any local network address.\n"
+    )
+    assert first(exp)["id"] == "multi-gpu-comm" and "port 22," in str(first(exp)["why"])
+    assert any("PORT variable read by dist_train.sh" in s for s in fixes(exp))
