@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
+
 import pytest
 
 from cudoctor import knowledge
 from cudoctor.explainer import signatures
+from tests.conftest import ROOT, SHARED
+
+EXTRA_CORPUS = os.path.join(ROOT, "tests", "fixtures", "corpus", "extra.jsonl")
 
 
 def test_tables_validate() -> None:
@@ -23,6 +30,35 @@ def test_signature_examples(sig: signatures.Signature) -> None:
         assert any(a in ex.lower() for a in sig.anchors), ex
     for ex in sig.counter_examples:
         assert not sig.regex.search(ex), ex
+
+
+def test_every_real_line_a_pattern_matches_holds_one_of_its_anchors() -> None:
+    """The prefilter shows a signature only the lines that hold one of its anchors, so a pattern that
+    matches more than its anchors cover fails silently (torchvision's "different CUDA major versions"
+    did, behind an anchor without "major"). Checked on every line of the real reports in both corpora
+    and on every signature's own examples and counter-examples."""
+    corpora = [os.path.join(SHARED, "corpus", "dev.jsonl"), EXTRA_CORPUS]
+    lines = {
+        ln
+        for path in corpora
+        if os.path.exists(path)
+        for row in map(json.loads, Path(path).read_text().splitlines())
+        for ln in row["log"].splitlines()
+    }
+    lines |= {
+        ln
+        for sig in signatures.load()
+        for text in (*sig.examples, *sig.counter_examples)
+        for ln in text.splitlines()
+    }
+    assert len(lines) > 2000
+    gaps = [
+        f"{sig.id}: {line[:80]!r}"
+        for sig in signatures.load()
+        for line in lines
+        if sig.regex.search(line) and not any(a in line.lower() for a in sig.anchors)
+    ]
+    assert gaps == []
 
 
 def test_every_cause_has_a_check_or_signature() -> None:
