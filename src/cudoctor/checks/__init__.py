@@ -100,6 +100,7 @@ def _load_all() -> None:
         archlist,
         build,
         caches,
+        companions,
         cpu,
         determinism,
         device_order,

@@ -16,6 +16,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 from cudoctor.facts import (
     caches,
+    companions,
     driver,
     driverlibs,
     frameworks,
@@ -37,7 +38,8 @@ Collector = Callable[[], list[Fact]]
 def _packages(sys_path: Sequence[str], ldcache: dict[str, list[str]], env: Mapping[str, str]) -> list[Fact]:
     dists, problems = packages.scan(sys_path)
     ld = loader.for_process(env, ldcache)
-    facts = [known("python.packages", {d.name: d.version for d in dists}, "dist-info scan")]
+    installed = {d.name: d.version for d in dists}
+    facts = [known("python.packages", installed, "dist-info scan")]
     broken = [d.error for d in dists if d.error] + problems
     facts.append(known("python.package_problems", broken, "dist-info scan"))
     facts.append(known("python.pins", packages.pins(dists), "dist-info Requires-Dist"))
@@ -46,6 +48,7 @@ def _packages(sys_path: Sequence[str], ldcache: dict[str, list[str]], env: Mappi
     nvidia = [d.to_json() for d in dists if d.name.startswith(("nvidia-", "cuda-"))]
     facts.append(known("python.nvidia_wheels", nvidia, "dist-info scan"))
     facts += frameworks.framework_facts(sys_path, dists, ld)
+    facts.append(companions.collect(sys_path, installed))
     return facts
 
 

@@ -1,0 +1,94 @@
+"""torch ↔ the packages compiled against it (torchvision, torchaudio): the CUDA each was built for.
+
+torchvision refuses to import when its CUDA major differs from torch's; a CUDA build on a CPU-only
+torch cannot load its operators (they link libtorch_cuda.so), and a CPU build on a CUDA torch loads
+but has no CUDA kernels. Read from package files (facts/companions.py), before anything is imported.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cudoctor.checks import check, finding
+from cudoctor.model import Finding, Severity, Snapshot
+
+LAYER = "Frameworks"
+CAUSE = "multiple-toolkits"
+INDEX = "https://download.pytorch.org/whl"
+
+
+@check("companion-cuda-mismatch", CAUSE, LAYER, requires=("python.torch_companions", "framework.torch"))
+def companion_cuda_mismatch(snap: Snapshot) -> list[Finding]:
+    """torchvision or torchaudio was built for another CUDA than torch (or for CUDA beside a CPU-only
+    torch, or without CUDA beside a CUDA torch): read from the libcudart each one's library links."""
+    torch = snap.value("framework.torch") or {}
+    if torch.get("build") not in ("cuda", "cpu"):
+        return []  # a ROCm torch pairs with ROCm builds, which link no libcudart either way
+    torch_cuda = str(torch.get("cuda") or "") if torch.get("build") == "cuda" else ""
+    out = []
+    for name, info in sorted((snap.value("python.torch_companions") or {}).items()):
+        problem = _mismatch(name, info, torch_cuda, str(torch.get("version") or "torch"))
+        if problem is None:
+            continue
+        severity, title, tag = problem
+        out.append(
+            finding(
+                "companion-cuda-mismatch",
+                CAUSE,
+                severity,
+                title,
+                LAYER,
+                evidence=[
+                    f"{info['library']} links libcudart.so.{info['cuda_major']}"
+                    if info.get("cuda_major")
+                    else f"{info['library']} links no libcudart (a build without CUDA)",
+                    f"torch {torch.get('version')}: CUDA {torch_cuda or 'none (CPU-only build)'}",
+                ],
+                fix=[
+                    f"Install torch and {name} together from one index so pip pairs their builds: pip install "
+                    f"--force-reinstall 'torch=={str(torch.get('version') or '').split('+')[0]}' {name} "
+                    f"--index-url {INDEX}/{tag}",
+                    f'Check the pair: python -c "import torch, {name}; print(torch.__version__, '
+                    f'{name}.__version__)" shows the same +cu (or +cpu) tag on both',
+                ],
+                subject="torch",  # shown under PyTorch, the framework the pair belongs to
+                also=["binary-incompatible"],
+                generic_fixes=False,
+            )
+        )
+    return out
+
+
+def _mismatch(
+    name: str, info: dict[str, Any], torch_cuda: str, torch_version: str
+) -> tuple[Severity, str, str] | None:
+    """Severity, title and the index tag of torch's own build, when `name` does not match torch."""
+    major = info.get("cuda_major")
+    if info.get("library") is None:
+        return None
+    label = f"{name} {info.get('version')}"
+    if torch_cuda and major and torch_cuda.split(".")[0] != major:
+        tag = "cu" + torch_cuda.replace(".", "")
+        return (
+            Severity.ERROR,
+            f"{label} was built for CUDA {major} and torch {torch_version} for CUDA {torch_cuda}: "
+            f"{name} refuses to load ('compiled with different CUDA major versions')",
+            tag,
+        )
+    if not torch_cuda and major:
+        return (
+            Severity.ERROR,
+            f"{label} is a CUDA {major} build and torch {torch_version} has no CUDA: {name}'s operators "
+            "link libtorch_cuda.so, which a CPU-only torch lacks, so they do not load "
+            f'("operator {name}::... does not exist")',
+            "cpu",
+        )
+    if torch_cuda and not major:
+        return (
+            Severity.WARNING,
+            f"{label} is a build without CUDA and torch {torch_version} uses CUDA {torch_cuda}: {name}'s "
+            f"operators have no CUDA kernels (\"Could not run '{name}::...' with arguments from the 'CUDA' "
+            'backend" on GPU tensors)',
+            "cu" + torch_cuda.replace(".", ""),
+        )
+    return None
