@@ -809,7 +809,25 @@ def test_companion_version_mismatch_with_real_wheel_metadata(tmp_path: Path) -> 
     assert finding_ids(r) == ["companion-version-mismatch"]
     assert r.findings[0].title.startswith("torchvision 0.29.2 was built for torch>=2.14.0, but torch 2.13.0")
     assert "pip install 'torch==2.13.0" in r.findings[0].fix[0]
+    assert not any("LD_LIBRARY_PATH" in s for s in r.findings[0].fix)  # not a loader-path problem
     assert outcome("companion-version-mismatch", stated({}))[0] == "unknown"
+
+
+@pytest.mark.parametrize(
+    ("requires", "have", "index"),
+    [
+        ("torch", "2.13.0+cpu", " --index-url https://download.pytorch.org/whl/cpu"),
+        ("torch", "2.8.0+cu128", " --index-url https://download.pytorch.org/whl/cu128"),
+        ("torch", "2.8.0", ""),  # PyPI's default build: PyPI's companions match it
+        ("jaxlib", "0.4.30+cuda12.cudnn89", ""),
+    ],
+)
+def test_a_companion_is_installed_from_the_index_of_torchs_own_build(
+    requires: str, have: str, index: str
+) -> None:
+    from cudoctor.checks.build import _build_index
+
+    assert _build_index(requires, have) == index
 
 
 # ---------------------------------------------------------------- Windows install path

@@ -239,14 +239,25 @@ def companion_version_mismatch(snap: Snapshot) -> list[Finding]:
                 LAYER,
                 evidence=[f"{pin['package']} Requires-Dist: {want}", f"installed {pin['requires']} = {have}"],
                 fix=[
-                    f"Install them together so pip picks matching builds: pip install '{pin['requires']}=={have}' {pin['package']}  "
+                    f"Install them together so pip picks matching builds: pip install '{pin['requires']}=={have}' "
+                    f"{pin['package']}{_build_index(pin['requires'], str(have))}  "
                     f"(or pip install '{want}' to keep {pin['package']} {pin['version']})"
                 ],
                 subject=pin["requires"],
                 also=["binary-incompatible"],  # compiled against the other version: the ABI side of it
+                generic_fixes=False,  # the cause's steps are about loader paths, not a version pin
             )
         )
     return out
+
+
+def _build_index(requires: str, have: str) -> str:
+    """The index of the build torch was installed from (2.13.0+cu128: cu128), so pip takes the companion
+    of that build, not PyPI's default one; nothing for a version without a local tag."""
+    tag = have.partition("+")[2]
+    if requires != "torch" or not re.fullmatch(r"cpu|cu\d+|rocm[\d.]+", tag):
+        return ""
+    return f" --index-url https://download.pytorch.org/whl/{tag}"
 
 
 @check("numpy-abi-mismatch", "binary-incompatible", LAYER, requires=("python.packages",))
