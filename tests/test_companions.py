@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from cudoctor import importers
+from cudoctor.checks import all_checks, run_one
 from cudoctor.facts import companions
 from cudoctor.model import Status
 from tests.conftest import build_shared_lib, explained, needs_gcc, run_check, stated
@@ -48,6 +50,8 @@ def companions_of(site: Path, name: str = "torchvision", version: str = "0.29.2"
         (["libc10.so", "libcudart.so.13", "libtorch_cuda.so"], "13"),
         (["libcudart.3eda8113.so.13"], "13"),  # auditwheel's name, as in torchvision 0.29.2's image_stable.so
         (["libcudart-1a2b3c4d.so.11.0"], "11"),
+        (["libcudart.so.11.0", "libc10_cuda.so"], "11"),  # torchvision 0.15.2's _C.so (PyPI, CUDA 11.7)
+        (["libcudart.so.12", "libtorch_cuda.so"], "12"),  # torchvision 0.16.0's _C.so (PyPI, CUDA 12.1)
         (["libc10.so", "libtorch_cpu.so"], None),
         (["libcudart_static.a"], None),
     ],
@@ -88,10 +92,12 @@ def test_a_cpu_torchaudio_beside_a_cuda_torch_is_a_warning(tmp_path: Path) -> No
     fact = companions_of(
         site_with(tmp_path, "torchaudio", "lib/libtorchaudio.so", None), "torchaudio", "2.8.0"
     )
+    library = str(tmp_path / "site/torchaudio/lib/libtorchaudio.so")
     assert fact.value["torchaudio"] == {
         "version": "2.8.0",
-        "library": str(tmp_path / "site/torchaudio/lib/libtorchaudio.so"),
+        "library": library,
         "cuda_major": None,
+        "evidence": f"{library} links no libcudart (a build without CUDA)",
     }
     result = run_check(
         "companion-cuda-mismatch",
@@ -178,3 +184,68 @@ def test_the_real_torchvision_wheel_reads_as_a_cuda_13_build(real_torchvision: P
         stated({}, python__torch_companions=fact.value, framework__torch=TORCH_CU128),
     )
     assert "built for CUDA 13 and torch 2.8.0+cu128 for CUDA 12.8" in result.findings[0].title
+
+
+@pytest.mark.parametrize(
+    ("versions", "want"),
+    [
+        ({"torchvision": "0.16.0+cu118"}, {"cuda_major": "11", "cuda": "11.8"}),
+        ({"torchaudio": "2.1.0+cu121"}, {"cuda_major": "12", "cuda": "12.1"}),
+        ({"torchvision": "0.6.0+cu92"}, {"cuda_major": "9", "cuda": "9.2"}),
+        ({"torchvision": "0.12.0+cpu"}, {"cuda_major": None, "cuda": None}),
+    ],
+)
+def test_a_reports_version_tag_gives_the_cuda_build(versions: dict[str, str], want: dict[str, Any]) -> None:
+    (info,) = companions.from_version_tags(versions).value.values()
+    assert {k: info[k] for k in want} == want
+
+
+@pytest.mark.parametrize("version", ["0.16.0", "0.16.0+rocm5.6", "0.16.0+git1234abc"])
+def test_a_version_without_a_cuda_or_cpu_tag_says_nothing(version: str) -> None:
+    assert companions.from_version_tags({"torchvision": version}).status is Status.ABSENT
+
+
+def report_findings(path: Path) -> list[Any]:
+    snap = importers.load_report(str(path))
+    chk = next(c for c in all_checks() if c.id == "companion-cuda-mismatch")
+    return list(run_one(chk, snap).findings)
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        (  # m-bain/whisperX#320: torch from the cu117 index, torchvision from cu118 (before 0.16: minors too)
+            "torch==2.0.1+cu117\ntorchvision==0.15.2+cu118\n",
+            "was built for CUDA 11.8 and torch 2.0.1+cu117 for CUDA 11.7: torchvision before 0.16",
+        ),
+        (  # cj-mills/pytorch-mask-rcnn-tutorial-code#1: majors differ
+            "Package     Version\n----------- -----------\ntorch       2.1.0+cu118\ntorchvision 0.16.0+cu121\n",
+            "was built for CUDA 12 and torch 2.1.0+cu118 for CUDA 11.8",
+        ),
+        (  # conda: the pytorch channel's build strings
+            "pytorch       2.1.0    py3.10_cuda12.1_cudnn8.9.2_0    pytorch\n"
+            "torchvision   0.16.0   py310_cu118    pytorch\n",
+            "torchvision 0.16.0+cu118 was built for CUDA 11 and torch",
+        ),
+    ],
+    ids=["pip-freeze-minor", "pip-list-major", "conda-list"],
+)
+def test_a_pasted_package_list_shows_the_pair_that_does_not_match(
+    tmp_path: Path, text: str, says: str
+) -> None:
+    report = tmp_path / "report.txt"
+    report.write_text(text)
+    (f,) = report_findings(report)
+    assert says in f.title and f.subject == "torch"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "collect_env_windows_titan_rtx.txt",  # torch 1.5.0+cu101 with torchvision 0.6.0+cu101
+        "conda_list_grep_pytorch_cpu_and_cuda.txt",  # CPU pytorch, torchvision and torchaudio
+        "conda_list_grep_pytorch_cuda.txt",  # pytorch cuda11.3 with torchaudio py38_cu113
+    ],
+)
+def test_real_reports_of_matching_pairs_stay_silent(name: str) -> None:
+    assert report_findings(Path(__file__).parent / "fixtures" / "reports" / name) == []

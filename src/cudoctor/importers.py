@@ -14,6 +14,7 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from cudoctor import pasted, textfiles
+from cudoctor.facts.companions import from_version_tags
 from cudoctor.facts.packages import normalise
 from cudoctor.facts.stated import from_stated
 from cudoctor.inputs import InputError
@@ -23,7 +24,7 @@ from cudoctor.versions import cuda_from_variant
 MAX_BYTES = 64 << 20
 # a `conda list` row: name, version, build string (py38_0, h94faf87_0, py3.8_cuda11.3_cudnn8.2.0_0), channel
 CONDA_ROW = re.compile(
-    r"^[A-Za-z0-9_.-]+\s+\d[\w.+!-]*\s+(?:py\w*|h[0-9a-f]{7}\w*|\d+|cpu|cuda|<pip>|pypi_0)(?:\s+\S+)?\s*$",
+    r"^[A-Za-z0-9_.-]+\s+\d[\w.+!-]*\s+(?:py[\w.]*|h[0-9a-f]{7}\w*|\d+|cpu|cuda|<pip>|pypi_0)(?:\s+\S+)?\s*$",
     re.M,
 )
 
@@ -148,6 +149,7 @@ def from_collect_env(text: str) -> Snapshot:
     pkgs = dict(re.findall(r"^\[(?:pip3?|conda)\]\s+([A-Za-z0-9_.-]+)(?:==|\s+)(\S+)", text, re.M))
     if pkgs:
         snap.add(known("python.packages", pkgs, "collect_env"))
+        snap.add(from_version_tags({normalise(k): v for k, v in pkgs.items()}))
     return _retag(snap, "collect_env")
 
 
@@ -275,6 +277,7 @@ def _from_packages(pkgs: dict[str, str], fmt: str, extra: dict[str, str] | None 
         stated.setdefault("cudnn", cudnn)
     snap = from_stated(stated)
     snap.add(known("python.packages", norm, fmt))
+    snap.add(from_version_tags(norm))
     wheels = [{"name": k, "version": v} for k, v in norm.items() if k.startswith(("nvidia-", "cuda-"))]
     snap.add(known("python.nvidia_wheels", wheels, fmt))
     return _retag(snap, fmt)
@@ -311,6 +314,9 @@ def from_conda_list(text: str) -> Snapshot:
                 extra["cudnn"] = c.group(1)
         if name in ("pytorch", "torch") and re.search(r"\bcpu\b|cpu_", build):
             pkgs[name] = version + "+cpu"
+        tag = re.search(r"(?:^|_)(cu\d+|cpu)(?:_|$)", build)
+        if name in ("torchvision", "torchaudio") and tag:  # the pytorch channel's py310_cu121 / py310_cpu
+            pkgs[name] = f"{version}+{tag.group(1)}"
         if name in ("cudatoolkit", "cuda-toolkit", "cuda-runtime", "cuda-cudart"):
             extra["system_cuda"] = version
         if re.match(r"cu\d+", build):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from cudoctor import versions
 from cudoctor.checks import check, finding
 from cudoctor.model import Finding, Severity, Snapshot
 
@@ -20,7 +21,8 @@ INDEX = "https://download.pytorch.org/whl"
 @check("companion-cuda-mismatch", CAUSE, LAYER, requires=("python.torch_companions", "framework.torch"))
 def companion_cuda_mismatch(snap: Snapshot) -> list[Finding]:
     """torchvision or torchaudio was built for another CUDA than torch (or for CUDA beside a CPU-only
-    torch, or without CUDA beside a CUDA torch): read from the libcudart each one's library links."""
+    torch, or without CUDA beside a CUDA torch): read from the libcudart each one's library links, or
+    in a report from the +cuXY / +cpu tags of the versions."""
     torch = snap.value("framework.torch") or {}
     if torch.get("build") not in ("cuda", "cpu"):
         return []  # a ROCm torch pairs with ROCm builds, which link no libcudart either way
@@ -39,9 +41,7 @@ def companion_cuda_mismatch(snap: Snapshot) -> list[Finding]:
                 title,
                 LAYER,
                 evidence=[
-                    f"{info['library']} links libcudart.so.{info['cuda_major']}"
-                    if info.get("cuda_major")
-                    else f"{info['library']} links no libcudart (a build without CUDA)",
+                    f"{name}: {info.get('evidence')}",
                     f"torch {torch.get('version')}: CUDA {torch_cuda or 'none (CPU-only build)'}",
                 ],
                 fix=[
@@ -64,8 +64,6 @@ def _mismatch(
 ) -> tuple[Severity, str, str] | None:
     """Severity, title and the index tag of torch's own build, when `name` does not match torch."""
     major = info.get("cuda_major")
-    if info.get("library") is None:
-        return None
     label = f"{name} {info.get('version')}"
     if torch_cuda and major and torch_cuda.split(".")[0] != major:
         tag = "cu" + torch_cuda.replace(".", "")
@@ -74,6 +72,13 @@ def _mismatch(
             f"{label} was built for CUDA {major} and torch {torch_version} for CUDA {torch_cuda}: "
             f"{name} refuses to load ('compiled with different CUDA major versions')",
             tag,
+        )
+    if torch_cuda and _refuses_minor(name, info) and info.get("cuda") not in (None, torch_cuda):
+        return (
+            Severity.ERROR,
+            f"{label} was built for CUDA {info['cuda']} and torch {torch_version} for CUDA {torch_cuda}: "
+            f"{name} before 0.16 refuses another minor too ('compiled with different CUDA versions')",
+            "cu" + torch_cuda.replace(".", ""),
         )
     if not torch_cuda and major:
         return (
@@ -92,3 +97,9 @@ def _mismatch(
             "cu" + torch_cuda.replace(".", ""),
         )
     return None
+
+
+def _refuses_minor(name: str, info: dict[str, Any]) -> bool:
+    """torchvision compared major and minor before 0.16 (read in the 0.15.2 and 0.16.0 wheels'
+    extension.py); a minor is known only from a version tag, not from a soname."""
+    return name == "torchvision" and (versions.parse(str(info.get("version"))) or (0, 16)) < (0, 16)

@@ -33,27 +33,56 @@ def cuda_major(needed: Sequence[str]) -> str | None:
     return next((m.group(1) for name in needed if (m := CUDART.match(name))), None)
 
 
-def read_companion(package_dir: str, name: str) -> dict[str, Any]:
-    """Its compiled library and the CUDA major that library needs; library None when none is there."""
+def read_companion(package_dir: str, name: str) -> dict[str, Any] | None:
+    """Its compiled library, the CUDA major that library needs and how that was read (None: no
+    compiled library there, so nothing to say)."""
     for pattern in LIBRARIES[name]:
         found = sorted(glob.glob(os.path.join(package_dir, pattern)))
         if found:
-            return {"library": found[0], "cuda_major": cuda_major(read_elf(found[0]).needed)}
-    return {"library": None, "cuda_major": None}
+            major = cuda_major(read_elf(found[0]).needed)
+            how = f"links libcudart.so.{major}" if major else "links no libcudart (a build without CUDA)"
+            return {"library": found[0], "cuda_major": major, "evidence": f"{found[0]} {how}"}
+    return None
 
 
 def collect(sys_path: Sequence[str], installed: Mapping[str, str]) -> Fact:
-    """One fact for every companion installed: {name: {version, library, cuda_major}}."""
+    """One entry for every companion installed with a compiled library: {name: {version, cuda_major,
+    evidence, library}}."""
     key = "python.torch_companions"
     out: dict[str, Any] = {}
     for name in COMPANIONS:
         where = find_package_dir(sys_path, name) if name in installed else None
-        if where is None:
-            continue
         try:
-            out[name] = {"version": installed[name], **read_companion(where, name)}
+            info = read_companion(where, name) if where else None
         except ElfError as exc:
             return failed(key, "ELF DT_NEEDED", f"{name}'s compiled library cannot be read: {exc}")
+        if info is not None:
+            out[name] = {"version": installed[name], **info}
     if not out:
-        return absent(key, "sys.path scan", "neither torchvision nor torchaudio is installed")
+        return absent(key, "sys.path scan", "no torchvision or torchaudio with a compiled library")
     return known(key, out, "ELF DT_NEEDED of their compiled libraries (no import)")
+
+
+LOCAL_TAG = re.compile(r"\+(cu(\d+)|cpu)$")
+
+
+def from_version_tags(installed: Mapping[str, str]) -> Fact:
+    """The same fact from a report that lists versions only (pip list, conda list, collect_env): a local
+    tag +cu118 says CUDA 11, +cpu no CUDA; a version without one (PyPI's builds) says nothing."""
+    out: dict[str, Any] = {}
+    for name in COMPANIONS:
+        version = installed.get(name) or ""
+        m = LOCAL_TAG.search(version)
+        if m:
+            digits = m.group(2) or ""  # the last digit is the minor: cu118, cu92
+            out[name] = {
+                "version": version,
+                "cuda_major": digits[:-1] or None,
+                "cuda": f"{digits[:-1]}.{digits[-1]}" if digits else None,
+                "evidence": f"its version {version} carries +{m.group(1)}",
+            }
+    if not out:
+        return absent(
+            "python.torch_companions", "package list", "no torchvision or torchaudio with a +cu/+cpu tag"
+        )
+    return known("python.torch_companions", out, "local version tags")
