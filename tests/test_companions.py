@@ -90,9 +90,9 @@ def test_a_cuda_torchvision_beside_a_cpu_torch_points_at_the_cpu_index(tmp_path:
 @needs_gcc
 def test_a_cpu_torchaudio_beside_a_cuda_torch_is_a_warning(tmp_path: Path) -> None:
     fact = companions_of(
-        site_with(tmp_path, "torchaudio", "lib/libtorchaudio.so", None), "torchaudio", "2.8.0"
+        site_with(tmp_path, "torchaudio", "lib/libtorchaudio.abi3.so", None), "torchaudio", "2.8.0"
     )
-    library = str(tmp_path / "site/torchaudio/lib/libtorchaudio.so")
+    library = str(tmp_path / "site/torchaudio/lib/libtorchaudio.abi3.so")  # torchaudio 2.11's layout
     assert fact.value["torchaudio"] == {
         "version": "2.8.0",
         "library": library,
@@ -216,7 +216,7 @@ def report_findings(path: Path) -> list[Any]:
     [
         (  # m-bain/whisperX#320: torch from the cu117 index, torchvision from cu118 (before 0.16: minors too)
             "torch==2.0.1+cu117\ntorchvision==0.15.2+cu118\n",
-            "was built for CUDA 11.8 and torch 2.0.1+cu117 for CUDA 11.7: torchvision before 0.16",
+            "was built for CUDA 11.8 and torch 2.0.1+cu117 for CUDA 11.7: this torchvision refuses another minor",
         ),
         (  # cj-mills/pytorch-mask-rcnn-tutorial-code#1: majors differ
             "Package     Version\n----------- -----------\ntorch       2.1.0+cu118\ntorchvision 0.16.0+cu121\n",
@@ -227,8 +227,12 @@ def report_findings(path: Path) -> list[Any]:
             "torchvision   0.16.0   py310_cu118    pytorch\n",
             "torchvision 0.16.0+cu118 was built for CUDA 11 and torch",
         ),
+        (  # torchaudio compares major.minor (its 2.11.0 wheel does)
+            "torch==2.8.0+cu128\ntorchaudio==2.8.0+cu126\n",
+            "torchaudio 2.8.0+cu126 was built for CUDA 12.6 and torch 2.8.0+cu128 for CUDA 12.8",
+        ),
     ],
-    ids=["pip-freeze-minor", "pip-list-major", "conda-list"],
+    ids=["pip-freeze-minor", "pip-list-major", "conda-list", "torchaudio-minor"],
 )
 def test_a_pasted_package_list_shows_the_pair_that_does_not_match(
     tmp_path: Path, text: str, says: str
@@ -249,3 +253,9 @@ def test_a_pasted_package_list_shows_the_pair_that_does_not_match(
 )
 def test_real_reports_of_matching_pairs_stay_silent(name: str) -> None:
     assert report_findings(Path(__file__).parent / "fixtures" / "reports" / name) == []
+
+
+def test_newer_releases_that_compare_majors_only_stay_silent_on_a_minor(tmp_path: Path) -> None:
+    report = tmp_path / "freeze.txt"
+    report.write_text("torch==2.8.0+cu128\ntorchvision==0.23.0+cu126\n")
+    assert report_findings(report) == []

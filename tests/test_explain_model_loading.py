@@ -93,6 +93,12 @@ def test_weights_offloaded_to_disk_mean_the_model_fits_nowhere() -> None:
             "PyTorch has CUDA Version=11.7 and torchvision has CUDA Version=11.8\n",
             "cu117",
         ),
+        (  # torchaudio's own wording (read in the torchaudio 2.11.0 wheel): major.minor compared
+            "RuntimeError: Detected that PyTorch and TorchAudio were compiled with different CUDA versions. PyTorch "
+            "has CUDA version 12.8 whereas TorchAudio has CUDA version 12.6. Please install the TorchAudio version "
+            "that matches your PyTorch version.\n",
+            "cu128",
+        ),
     ],
 )
 def test_torchvision_for_another_cuda_is_reinstalled_from_torchs_index(log: str, index: str) -> None:

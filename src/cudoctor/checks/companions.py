@@ -77,7 +77,7 @@ def _mismatch(
         return (
             Severity.ERROR,
             f"{label} was built for CUDA {info['cuda']} and torch {torch_version} for CUDA {torch_cuda}: "
-            f"{name} before 0.16 refuses another minor too ('compiled with different CUDA versions')",
+            f"this {name} refuses another minor too ('compiled with different CUDA versions')",
             "cu" + torch_cuda.replace(".", ""),
         )
     if not torch_cuda and major:
@@ -100,6 +100,10 @@ def _mismatch(
 
 
 def _refuses_minor(name: str, info: dict[str, Any]) -> bool:
-    """torchvision compared major and minor before 0.16 (read in the 0.15.2 and 0.16.0 wheels'
-    extension.py); a minor is known only from a version tag, not from a soname."""
-    return name == "torchvision" and (versions.parse(str(info.get("version"))) or (0, 16)) < (0, 16)
+    """Whether this release refuses another CUDA minor too: torchvision before 0.16 (read in the 0.15.2
+    and 0.16.0 wheels' extension.py), torchaudio up to 2.11 at least (its 2.11.0 wheel compares
+    major.minor; pytorch/audio#4226 relaxed it later). A minor is known only from a version tag."""
+    version = versions.parse(str(info.get("version"))) or (0,)
+    if name == "torchvision":
+        return (0,) < version < (0, 16)
+    return name == "torchaudio" and (0,) < version < (2, 12)

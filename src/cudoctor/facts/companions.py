@@ -23,7 +23,7 @@ COMPANIONS = ("torchvision", "torchaudio")
 # where each keeps the library that holds its compiled operators (newest layouts first)
 LIBRARIES = {
     "torchvision": ("_C_stable.so", "_C.so", "_C.*.so"),
-    "torchaudio": ("lib/_torchaudio.so", "lib/libtorchaudio.so", "_torchaudio*.so", "lib/libtorchaudio*.so"),
+    "torchaudio": ("lib/_torchaudio*.so", "lib/libtorchaudio*.so", "_torchaudio*.so"),  # 2.11: lib/*.abi3.so
 }
 CUDART = re.compile(r"^libcudart(?:[.-][0-9a-f]{8})*\.so\.(\d+)")
 
