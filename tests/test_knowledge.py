@@ -10,6 +10,7 @@ import pytest
 
 from cudoctor import knowledge
 from cudoctor.explainer import signatures
+from tests import regex_samples
 from tests.conftest import ROOT, SHARED
 
 EXTRA_CORPUS = os.path.join(ROOT, "tests", "fixtures", "corpus", "extra.jsonl")
@@ -59,6 +60,30 @@ def test_every_real_line_a_pattern_matches_holds_one_of_its_anchors() -> None:
         if sig.regex.search(line) and not any(a in line.lower() for a in sig.anchors)
     ]
     assert gaps == []
+
+
+@pytest.mark.parametrize("sig", signatures.load(), ids=lambda s: s.id)
+def test_every_alternative_of_a_pattern_holds_one_of_its_anchors(sig: signatures.Signature) -> None:
+    """The same rule for the lines no corpus holds yet: each alternative of the pattern, optional parts
+    with and without, must carry an anchor (numba's bare CUDA_ERROR_OUT_OF_MEMORY did not)."""
+    uncovered = [
+        text
+        for text in regex_samples.samples(sig.regex.pattern)
+        if sig.regex.search(text) and not any(a in text.lower() for a in sig.anchors)
+    ]
+    assert uncovered == []
+
+
+def test_the_pattern_samples_cover_alternatives_and_optional_parts() -> None:
+    got = regex_samples.samples(r"Blas (?:GEMM|GEMV) launch failed(?: : a\.shape=\d+)?")
+    assert got == [
+        "Blas GEMM launch failed",
+        "Blas GEMM launch failed : a.shape=0",
+        "Blas GEMM launch failed : a.shape=00",
+        "Blas GEMV launch failed",
+        "Blas GEMV launch failed : a.shape=0",
+        "Blas GEMV launch failed : a.shape=00",
+    ]
 
 
 def test_every_cause_has_a_check_or_signature() -> None:
