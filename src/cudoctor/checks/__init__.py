@@ -111,6 +111,7 @@ def _load_all() -> None:
         interfaces,
         libs,
         memory,
+        onnxruntime,
         probe,
         runtime,
         toolchain,

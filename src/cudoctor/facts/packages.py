@@ -16,7 +16,7 @@ from cudoctor.facts import markers
 INTERESTING = re.compile(
     r"^(torch|tensorflow.*|tf[-_]nightly.*|jax|jaxlib|jax[-_]cuda\d+[-_].*|cupy.*|numba|numpy|"
     r"nvidia[-_].*|triton|pytorch[-_]triton.*|cuda[-_].*|nvidia-ml-py|pynvml|threadpoolctl|mkl|intel[-_]openmp|"
-    r"torchvision|torchaudio|xformers|flash[-_]attn|bitsandbytes|vllm)$",
+    r"torchvision|torchaudio|xformers|flash[-_]attn|bitsandbytes|vllm|onnxruntime(?:[-_]gpu)?)$",
     re.I,
 )
 
