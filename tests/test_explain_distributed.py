@@ -23,15 +23,22 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def tcpstore_error(port: int, master: bool) -> str:
+    """What the installed torch printed when a TCPStore on 127.0.0.1:`port` failed (client or master)."""
+    code = (
+        "import datetime; from torch.distributed import TCPStore\n"
+        f"TCPStore('127.0.0.1', {port}, 2, {master}, timeout=datetime.timedelta(seconds=2))\n"
+    )
+    status, out = python_output(code, timeout=120)
+    assert status != 0, out
+    return out
+
+
 @needs_torch
 def test_a_store_nobody_listens_on_names_the_address_it_tried() -> None:
     port = free_port()
-    code = (
-        "import datetime; from torch.distributed import TCPStore\n"
-        f"TCPStore('127.0.0.1', {port}, 2, False, timeout=datetime.timedelta(seconds=2))\n"
-    )
-    status, out = python_output(code, timeout=120)
-    assert status != 0 and "The client socket has timed out" in out
+    out = tcpstore_error(port, master=False)
+    assert "The client socket has timed out" in out
     exp = explained(out)
     assert exp.root is not None and exp.root.sig.id == "multi-gpu-comm/rendezvous-store-unreachable"
     assert first(exp)["id"] == "multi-gpu-comm"
@@ -47,12 +54,8 @@ def test_a_port_another_process_holds_says_who_to_ask() -> None:
         held.bind(("0.0.0.0", 0))
         held.listen()
         port = held.getsockname()[1]
-        code = (
-            "import datetime; from torch.distributed import TCPStore\n"
-            f"TCPStore('127.0.0.1', {port}, 2, True, timeout=datetime.timedelta(seconds=2))\n"
-        )
-        status, out = python_output(code, timeout=120)
-    assert status != 0 and "EADDRINUSE" in out
+        out = tcpstore_error(port, master=True)
+    assert "EADDRINUSE" in out
     exp = explained(out)
     assert exp.root is not None and exp.root.sig.id == "multi-gpu-comm/rendezvous-port-in-use"
     assert f"listen on port {port}" in str(first(exp)["why"])
