@@ -27,12 +27,13 @@ def companion_cuda_mismatch(snap: Snapshot) -> list[Finding]:
     if torch.get("build") not in ("cuda", "cpu"):
         return []  # a ROCm torch pairs with ROCm builds, which link no libcudart either way
     torch_cuda = str(torch.get("cuda") or "") if torch.get("build") == "cuda" else ""
+    tag = "cu" + torch_cuda.replace(".", "") if torch_cuda else "cpu"  # the index of torch's own build
     out = []
     for name, info in sorted((snap.value("python.torch_companions") or {}).items()):
         problem = _mismatch(name, info, torch_cuda, str(torch.get("version") or "torch"))
         if problem is None:
             continue
-        severity, title, tag = problem
+        severity, title = problem
         out.append(
             finding(
                 "companion-cuda-mismatch",
@@ -61,24 +62,21 @@ def companion_cuda_mismatch(snap: Snapshot) -> list[Finding]:
 
 def _mismatch(
     name: str, info: dict[str, Any], torch_cuda: str, torch_version: str
-) -> tuple[Severity, str, str] | None:
-    """Severity, title and the index tag of torch's own build, when `name` does not match torch."""
+) -> tuple[Severity, str] | None:
+    """Severity and title when `name` was built for another CUDA than torch (or with or without one)."""
     major = info.get("cuda_major")
     label = f"{name} {info.get('version')}"
     if torch_cuda and major and torch_cuda.split(".")[0] != major:
-        tag = "cu" + torch_cuda.replace(".", "")
         return (
             Severity.ERROR,
             f"{label} was built for CUDA {major} and torch {torch_version} for CUDA {torch_cuda}: "
             f"{name} refuses to load ('compiled with different CUDA major versions')",
-            tag,
         )
     if torch_cuda and _refuses_minor(name, info) and info.get("cuda") not in (None, torch_cuda):
         return (
             Severity.ERROR,
             f"{label} was built for CUDA {info['cuda']} and torch {torch_version} for CUDA {torch_cuda}: "
             f"this {name} refuses another minor too ('compiled with different CUDA versions')",
-            "cu" + torch_cuda.replace(".", ""),
         )
     if not torch_cuda and major:
         return (
@@ -86,7 +84,6 @@ def _mismatch(
             f"{label} is a CUDA {major} build and torch {torch_version} has no CUDA: {name}'s operators "
             "link libtorch_cuda.so, which a CPU-only torch lacks, so they do not load "
             f'("operator {name}::... does not exist")',
-            "cpu",
         )
     if torch_cuda and not major:
         return (
@@ -94,7 +91,6 @@ def _mismatch(
             f"{label} is a build without CUDA and torch {torch_version} uses CUDA {torch_cuda}: {name}'s "
             f"operators have no CUDA kernels (\"Could not run '{name}::...' with arguments from the 'CUDA' "
             'backend" on GPU tensors)',
-            "cu" + torch_cuda.replace(".", ""),
         )
     return None
 
