@@ -1444,6 +1444,17 @@ def test_a_signatures_own_why_replaces_its_primary_causes_general_why(sig: signa
     assert all(c["why"] == knowledge.cause(c["id"])["why"] for c in shown if c["id"] != sig.primary)
 
 
+@pytest.mark.parametrize("sig", [s for s in signatures.load() if s.why], ids=lambda s: s.id)
+def test_no_example_leaves_a_placeholder_in_its_signatures_why(sig: signatures.Signature) -> None:
+    """Every example, not only the first: a capture that is optional or can be empty (Lightning's '[]')
+    must not leave '<name>' in the explanation a user reads."""
+    for ex in sig.examples:
+        m = sig.regex.search(ex)
+        assert m is not None
+        why = sig.why_for({k: v for k, v in m.groupdict().items() if v}, sig.primary) or ""
+        assert not [g for g in sig.regex.groupindex if f"<{g}>" in why], ex
+
+
 def test_cudnn_mapping_error_on_a_gpu_newer_than_old_builds_reads_as_the_build_too_old() -> None:
     """mrnabati/CenterFusion#53: CUDNN_STATUS_MAPPING_ERROR on an RTX 3090 under a CUDA 10 build. An
     Ampere GPU (8.0+) gives the too-old-build reading weight; a Pascal GPU rules it out; no GPU, no change."""

@@ -25,14 +25,22 @@ def _gpu_cc(g: dict[str, Any]) -> str:
 
 
 def min_cc_rule(ranked: dict[str, RankedCause], need: str, gpus: list[dict[str, Any]]) -> None:
-    """The failing feature needs compute capability `need`: the facts say whether this GPU has it."""
-    _known, older = _older_than(gpus, need)
+    """The failing feature needs compute capability `need`: the facts say whether this GPU has it. A GPU
+    older than that confirms the reading; when every GPU the facts name has it, the reading is out."""
+    known, older = _older_than(gpus, need)
     if older:
         bump(
             ranked,
             "arch-unsupported",
             CONFIRM,
             f"fact: {_gpu_cc(older[0])}; this feature needs {need} or newer",
+        )
+    elif known:
+        bump(
+            ranked,
+            "arch-unsupported",
+            -RULE_OUT,
+            f"fact: {_gpu_cc(known[0])}, which has what this feature needs ({need} or newer)",
         )
 
 
