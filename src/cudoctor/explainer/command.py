@@ -94,8 +94,15 @@ def to_json(exp: rank.Explanation, framework: str | None = None) -> dict[str, An
             "text": text,
             "signature": None,
             "rank": None,
-            "error_looking": rank.looks_like_error(text),
+            "error_looking": exp.summary is not None or rank.looks_like_error(text),
         }
+        if exp.summary is not None:
+            root["summary"] = {
+                "id": exp.summary.id,
+                "title": exp.summary.title,
+                "why": exp.summary.why,
+                "find": list(exp.summary.find),
+            }
     return {
         "schema": 1,
         "root": root,
@@ -135,11 +142,24 @@ def _root_evidence(root: dict[str, Any] | None) -> str | None:
     return f"line {root['line']}: {root['text'][:300]}" if root and root.get("signature") else None
 
 
+def _summary_text(root: dict[str, Any]) -> list[str]:
+    """A launcher's summary line: what it is, and where the worker's own error is."""
+    summary = root["summary"]
+    return [
+        f"No known GPU/BLAS error signature matched; line {root['line']} is {summary['title']}, not the error itself.",
+        f"   line {root['line']}: {root['text'][:300]}",
+        f"   why: {summary['why']}",
+        *(f"   find {i}: {step}" for i, step in enumerate(summary["find"], 1)),
+    ]
+
+
 def to_text(doc: dict[str, Any], verbose: bool) -> str:
     out = []
     root = doc["root"]
     if root and root.get("signature"):
         out.append(f"Root error (line {root['line']}): {root['text'][:400]}")
+    elif root and root.get("summary"):
+        out += _summary_text(root)
     elif root and root.get("error_looking", True):
         out.append(
             f"No known GPU/BLAS error signature matched; last error-looking line ({root['line']}): {root['text'][:400]}"
@@ -213,7 +233,15 @@ def _benign_text(hits: list[dict[str, Any]], full: bool) -> list[str]:
 def to_markdown(doc: dict[str, Any]) -> str:
     root = doc["root"]
     lines = ["## cudoctor explain", ""]
-    if root and shows_error(root):
+    if root and root.get("summary"):
+        summary = root["summary"]
+        lines += [
+            f"**No known error signature matched**: line {root['line']} is {summary['title']}, not the error itself.",
+            "",
+        ]
+        lines += ["```", root["text"], "```", "", summary["why"], "", "To find it:", ""]
+        lines += [f"{i}. {step}" for i, step in enumerate(summary["find"], 1)] + [""]
+    elif root and shows_error(root):
         lines += [f"**Root error** (line {root['line']}):", "", "```", root["text"], "```", ""]
     else:
         lines += ["No error found in this log.", ""]

@@ -14,9 +14,10 @@ from typing import Any
 
 from cudoctor import knowledge, versions
 from cudoctor.checks import run_checks, view
-from cudoctor.explainer import gpu_rules, setting_rules, signatures
+from cudoctor.explainer import gpu_rules, setting_rules, signatures, summaries
 from cudoctor.explainer.ranked import CONFIRM, RULE_OUT, RankedCause, bump
 from cudoctor.explainer.scan import Match, ScanResult
+from cudoctor.explainer.summaries import Summary
 from cudoctor.model import Finding, Severity, Snapshot
 
 UNRELATED = {Severity.ERROR: 0.2, Severity.WARNING: 0.1, Severity.INFO: 0.0}
@@ -33,6 +34,7 @@ class Explanation:
     matches: list[Match]
     findings: list[Finding]
     scan: ScanResult
+    summary: Summary | None = None  # with no root: the fallback line is a launcher's summary of this kind
 
 
 def pick_root(matches: list[Match]) -> Match | None:
@@ -448,7 +450,13 @@ def explain(scan: ScanResult, snap: Snapshot, other: str = "") -> Explanation:
         (rc for rc in ranked.values() if rc.score > 0.04 and rc.id in knowledge.causes()),
         key=lambda rc: -rc.score,
     )
-    return Explanation(root, None if root else fallback_root(scan), causes, matches, findings, scan)
+    if root is not None:
+        return Explanation(root, None, causes, matches, findings, scan)
+    located = summaries.locate((n, t) for n, t in scan.tail if n not in scan.harmless_tail)
+    if located is not None:  # a launcher's summary, or the worker's own exception line above one
+        entry, line, text = located
+        return Explanation(None, (line, text), causes, matches, findings, scan, entry)
+    return Explanation(None, fallback_root(scan), causes, matches, findings, scan)
 
 
 def confidence(causes: list[RankedCause], i: int) -> float:
