@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import importlib.util
 import io
 import os
 import shutil
@@ -43,6 +44,16 @@ def python_output(
         cwd=cwd,
     )
     return done.returncode, done.stdout + done.stderr
+
+
+needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+
+
+def torch_error(code: str) -> str:
+    """What `code` printed when it failed, run by this Python in a child process with torch imported first."""
+    status, out = python_output("import torch\n" + code, timeout=180)
+    assert status != 0, out
+    return out
 
 
 def stated(facts: Mapping[str, Any], hint: str | None = None, **extra: Any) -> Snapshot:

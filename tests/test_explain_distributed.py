@@ -4,7 +4,6 @@ the other lines are from the threads each signature's source names."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import socket
 import subprocess
@@ -12,9 +11,7 @@ import sys
 
 import pytest
 
-from tests.conftest import explained, first, fixes, python_output
-
-needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+from tests.conftest import explained, first, fixes, needs_torch, python_output
 
 
 def free_port() -> int:

@@ -5,20 +5,9 @@ for real here; the other lines are from the threads each signature's source name
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
-from tests.conftest import explained, first, fixes, ids, python_output, stated
-
-needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
-
-
-def torch_error(code: str) -> str:
-    """What `code` printed when it failed, run by this Python with torch imported first."""
-    status, out = python_output("import torch\n" + code, timeout=180)
-    assert status != 0, out
-    return out
+from tests.conftest import explained, first, fixes, ids, needs_torch, stated, torch_error
 
 
 @needs_torch

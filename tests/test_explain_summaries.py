@@ -27,27 +27,31 @@ def test_the_table_validates_and_every_alternative_holds_an_anchor() -> None:
             assert not entry.regex.search(text) or any(a in text.lower() for a in entry.anchors), text
 
 
-@pytest.fixture(scope="module")
-def torchrun_failure(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """What torchrun printed for a one-process job whose script raised ValueError."""
+def failing_torchrun_job(folder: Path, *options: str) -> str:
+    """What torchrun printed (stdout and stderr) for a one-process job whose script raised ValueError."""
     torchrun = Path(sys.executable).with_name("torchrun")
     if not torchrun.exists():
         pytest.skip("torchrun is not installed beside this Python")
-    script = tmp_path_factory.mktemp("job") / "train.py"
+    script = folder / "train.py"
     script.write_text("raise ValueError('bad config')\n")
     done = subprocess.run(
-        [str(torchrun), "--standalone", "--nproc_per_node=1", "--redirects=3", str(script)],
+        [str(torchrun), "--standalone", "--nproc_per_node=1", *options, str(script)],
         capture_output=True,
         text=True,
         timeout=180,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     assert done.returncode != 0 and "ChildFailedError" in done.stderr
-    return done.stderr
+    return done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def torchrun_failure(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """--redirects=3 keeps the worker's traceback out of torchrun's own output, as a pasted tail does."""
+    return failing_torchrun_job(tmp_path_factory.mktemp("job"), "--redirects=3")
 
 
 def test_torchruns_summary_alone_points_at_the_workers_output(torchrun_failure: str) -> None:
-    """--redirects=3 keeps the worker's traceback out of torchrun's own output, as a pasted tail does."""
     exp = explained(torchrun_failure)
     assert exp.root is None and exp.summary is not None and exp.summary.id == "torchrun-child-failed"
     assert exp.causes == []
@@ -99,19 +103,9 @@ def test_a_worker_killed_with_sigkill_is_memory_not_a_summary() -> None:
 @pytest.fixture(scope="module")
 def torchrun_full_output(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The same job without --redirects: the worker's traceback comes first, then torchrun's summary."""
-    torchrun = Path(sys.executable).with_name("torchrun")
-    if not torchrun.exists():
-        pytest.skip("torchrun is not installed beside this Python")
-    script = tmp_path_factory.mktemp("job") / "train.py"
-    script.write_text("raise ValueError('bad config')\n")
-    done = subprocess.run(
-        [str(torchrun), "--standalone", "--nproc_per_node=1", str(script)],
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert "ValueError: bad config" in done.stdout + done.stderr
-    return done.stdout + done.stderr
+    out = failing_torchrun_job(tmp_path_factory.mktemp("job"))
+    assert "ValueError: bad config" in out
+    return out
 
 
 def test_the_workers_own_exception_above_the_summary_is_the_root(torchrun_full_output: str) -> None:

@@ -6,20 +6,11 @@ are from the threads each signature's source names."""
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
-from tests.conftest import explained, first, fixes, ids, python_output, stated
+from tests.conftest import explained, first, fixes, ids, needs_torch, stated, torch_error
 
-needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
 BF16 = "ValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU with cuda>=11.0\n"
-
-
-def torch_error(code: str) -> str:
-    status, out = python_output("import torch\n" + code, timeout=180)
-    assert status != 0, out
-    return out
 
 
 @needs_torch

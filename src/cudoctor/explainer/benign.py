@@ -40,12 +40,9 @@ def load() -> tuple[Benign, ...]:
         Benign(
             id=row["id"],
             title=row["title"],
-            **signatures.matcher_fields(row),
+            **signatures.entry_fields(row),
             why=row["why"],
             matters=row.get("matters", ""),
-            source=row["source"],
-            examples=tuple(row.get("examples", ())),
-            counter_examples=tuple(row.get("counter_examples", ())),
         )
         for row in knowledge.table("benign")["benign"]
     )

@@ -77,6 +77,17 @@ def matcher_fields(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def entry_fields(row: dict[str, Any]) -> dict[str, Any]:
+    """The fields every table of known lines shares (benign lines, launcher summaries): the matcher
+    fields plus the row's source, examples and counter-examples."""
+    return {
+        **matcher_fields(row),
+        "source": row["source"],
+        "examples": tuple(row.get("examples", ())),
+        "counter_examples": tuple(row.get("counter_examples", ())),
+    }
+
+
 def _filled(text: str, captures: dict[str, str]) -> str:
     return PLACEHOLDER.sub(lambda m: captures.get(m.group(1)) or f"<{m.group(1)}>", text)
 

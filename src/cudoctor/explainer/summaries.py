@@ -32,12 +32,9 @@ def load() -> tuple[Summary, ...]:
         Summary(
             id=row["id"],
             title=row["title"],
-            **signatures.matcher_fields(row),
+            **signatures.entry_fields(row),
             why=row["why"],
             find=tuple(row["find"]),
-            source=row["source"],
-            examples=tuple(row["examples"]),
-            counter_examples=tuple(row["counter_examples"]),
         )
         for row in knowledge.table("summaries")["summary"]
     )
