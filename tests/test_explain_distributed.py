@@ -140,3 +140,28 @@ def test_the_port_a_launch_script_holds_is_named_from_the_bind_warnings() -> Non
     )
     assert first(exp)["id"] == "multi-gpu-comm" and "port 22," in str(first(exp)["why"])
     assert any("PORT variable read by dist_train.sh" in s for s in fixes(exp))
+
+
+@needs_torch
+def test_a_script_started_without_a_launcher_is_told_to_use_one() -> None:
+    code = (
+        "import os\n"
+        "for k in ('RANK', 'WORLD_SIZE', 'MASTER_ADDR', 'MASTER_PORT', 'LOCAL_RANK'): os.environ.pop(k, None)\n"
+        "import torch.distributed as dist\n"
+        "dist.init_process_group('gloo')\n"
+    )
+    status, out = python_output(code, timeout=120)
+    assert status != 0 and "expected, but not set" in out
+    exp = explained(out)
+    assert exp.root is not None and exp.root.sig.id == "multi-gpu-comm/env-rendezvous-variable-unset"
+    assert fixes(exp)[0].startswith("Start it with a launcher: torchrun --nproc_per_node=")
+
+
+def test_an_8bit_model_trained_on_another_device_loads_on_each_ranks_gpu() -> None:
+    """axolotl-ai-cloud/axolotl#148: a device map on cuda:0 in every rank."""
+    exp = explained(
+        "ValueError: You can't train a model that has been loaded in 8-bit precision on a different device than "
+        "the one you're training on.\n"
+    )
+    assert [c.id for c in exp.causes[:2]] == ["device-mismatch", "library-bug"]
+    assert "device_map={'': torch.cuda.current_device()}" in fixes(exp)[0]
