@@ -121,3 +121,42 @@ def test_no_convolution_algorithm_is_tensorflows_memory_first() -> None:
     exp = explained("tensorflow.python.framework.errors_impl.NotFoundError: No algorithm worked!\n")
     assert ids(exp)[:2] == ["gpu-oom", "cudnn-mismatch"]
     assert any("TF_FORCE_GPU_ALLOW_GROWTH=true" in s for s in fixes(exp))
+
+
+def test_zlibwapi_missing_is_cudnns_windows_dependency() -> None:
+    """NickSwardh/YoloDotNet#18: the DLL in CUDA's bin folder fixed it."""
+    exp = explained("Could not locate zlibwapi.dll. Please make sure it is in your library path!\n")
+    assert ids(exp)[:2] == ["cuda-libs-missing", "cudnn-mismatch"]
+    assert "zlibwapi.dll" in fixes(exp)[0] and "Error code 193" in fixes(exp)[2]
+
+
+@pytest.mark.parametrize(
+    ("facts", "want"),
+    [
+        ({}, ["cpu-only-build", "shape-mismatch"]),  # no facts: the CPU reading first (GPU-only kernels)
+        (
+            {"framework_version": "tensorflow-cpu 2.15.0", "gpu": "RTX 3090"},
+            ["cpu-only-build", "shape-mismatch"],
+        ),
+        ({"framework_version": "tensorflow 2.15.0", "gpu": "RTX 3090"}, ["shape-mismatch", "no-gpu-visible"]),
+    ],
+    ids=["no-facts", "cpu-tensorflow", "cuda-tensorflow"],
+)
+def test_tensorflows_grouped_convolution_reads_the_build_the_facts_name(
+    facts: dict[str, str], want: list[str]
+) -> None:
+    exp = explained(
+        "UnimplementedError:  Fused conv implementation does not support grouped convolutions for now.\n",
+        stated(facts),
+    )
+    assert ids(exp)[:2] == want
+    steps = fixes(exp)  # a CPU-only TensorFlow the facts confirm puts its reinstall step first
+    assert any("jit_compile=True" in s for s in steps) and any("color_mode='grayscale'" in s for s in steps)
+
+
+def test_xlas_own_libdevice_wording_is_read() -> None:
+    exp = explained(
+        "W tensorflow/compiler/xla/service/gpu/llvm_gpu_backend/gpu_backend_lib.cc:274] libdevice is required by "
+        "this HLO module but was not found at ./libdevice.10.bc\n"
+    )
+    assert exp.root is not None and exp.root.sig.id == "toolchain-not-found/libdevice-not-found"
