@@ -160,3 +160,31 @@ def test_xlas_own_libdevice_wording_is_read() -> None:
         "this HLO module but was not found at ./libdevice.10.bc\n"
     )
     assert exp.root is not None and exp.root.sig.id == "toolchain-not-found/libdevice-not-found"
+
+
+def test_a_jax_kernel_outside_xlas_pool_is_told_about_preallocation() -> None:
+    """jax-ml/jax#10864: jax.random.split beyond the preallocated pool."""
+    exp = explained(
+        "RuntimeError: INTERNAL: CustomCall failed: jaxlib/cuda_prng_kernels.cc:30: operation cudaGetLastError() "
+        "failed: out of memory\n"
+    )
+    assert first(exp)["id"] == "gpu-oom" and "XLA_PYTHON_CLIENT_MEM_FRACTION" in fixes(exp)[0]
+
+
+@pytest.mark.parametrize(
+    ("line", "sig"),
+    [
+        (  # tensorflow/tensorflow#57162
+            "tensorflow.python.framework.errors_impl.UnknownError: JIT compilation failed. [Op:FloorMod]\n",
+            "toolchain-not-found/tf-xla-jit-compilation-failed",
+        ),
+        (  # wutzebaer/tensorflow-5090#3
+            "No PTX compilation provider is available. Neither ptxas/nvlink nor nvjtlink is available.\n",
+            "toolchain-not-found/xla-no-ptx-compilation-provider",
+        ),
+    ],
+)
+def test_xla_compiling_without_ptxas_or_libdevice_is_the_toolchain(line: str, sig: str) -> None:
+    exp = explained(line)
+    assert exp.root is not None and exp.root.sig.id == sig and first(exp)["id"] == "toolchain-not-found"
+    assert any("--xla_gpu_cuda_data_dir" in s for s in fixes(exp))
