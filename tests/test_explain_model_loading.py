@@ -105,6 +105,14 @@ def test_a_cpu_torch_asked_for_a_gpu_is_a_cpu_only_build() -> None:
     assert first(exp)["id"] == "cpu-only-build" and "_cuda_setDevice" in str(first(exp)["why"])
 
 
+@needs_torch
+def test_torchs_accelerator_api_without_one_is_the_build_or_the_gpu() -> None:
+    """What torch 2.13.0+cpu says to torch.accelerator.current_device_index()."""
+    exp = explained(torch_error("torch.accelerator.current_device_index()\n"))
+    assert exp.root is not None and exp.root.sig.id == "cpu-only-build/torch-accelerator-unavailable"
+    assert ids(exp)[:2] == ["cpu-only-build", "no-gpu-visible"]
+
+
 GIB = 1 << 30
 
 

@@ -1,0 +1,55 @@
+"""Windows DLL failures at import: Python's 'DLL load failed' (TensorFlow's _pywrap_tensorflow_internal,
+torch's _C) and torch's own warning that the Visual C++ runtime is missing. Lines are from the threads
+each signature's source names; none of them can be made on this Linux machine."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import explained, first, fixes, ids
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # tensorflow/tensorflow#36407: the 2019 redistributable fixed it
+        "ImportError: DLL load failed while importing _pywrap_tensorflow_internal: The specified module could not be found.",
+        # pytorch/pytorch#4518
+        "ImportError: DLL load failed while importing _C: The specified module could not be found.",
+        # the wording before Python 3.8, and a Chinese Windows
+        "ImportError: DLL load failed: The specified module could not be found.",
+        "from torch._C import * ImportError: DLL load failed: 找不到指定的模块。",
+    ],
+)
+def test_a_dll_windows_could_not_find_starts_with_the_cpp_runtime(line: str) -> None:
+    exp = explained(line + "\n")
+    assert exp.root is not None and exp.root.sig.id == "cuda-libs-missing/windows-dll-load-failed"
+    assert ids(exp)[:2] == ["cuda-libs-missing", "broken-install"]
+    assert fixes(exp)[0].startswith("Install or repair the latest Microsoft Visual C++ Redistributable")
+
+
+def test_a_dll_that_failed_to_initialise_is_not_a_missing_one() -> None:
+    """WinError 1114 / 'initialization routine failed' is a different failure (a CPU without AVX, a broken runtime)."""
+    exp = explained(
+        "ImportError: DLL load failed while importing _pywrap_tensorflow_internal: A dynamic link library (DLL) "
+        "initialization routine failed.\n"
+    )
+    assert exp.root is None or exp.root.sig.id != "cuda-libs-missing/windows-dll-load-failed"
+
+
+def test_torchs_own_runtime_warning_puts_the_redistributable_first() -> None:
+    """pytorch/pytorch#126507: torch's warning, then its DLL error."""
+    exp = explained(
+        "Microsoft Visual C++ Redistributable is not installed, this may lead to the DLL load failure.\n"
+        'OSError: [WinError 126] The specified module could not be found. Error loading "C:\\x\\torch\\lib\\c10.dll" '
+        "or one of its dependencies.\n"
+    )
+    assert exp.root is not None and exp.root.sig.id == "cuda-libs-missing/windows-dll-dependencies"
+    assert fixes(exp)[0].startswith("Install the Microsoft Visual C++ Redistributable for x64")
+    assert "broken-install" in ids(exp)
+
+
+def test_tensorflow_skipping_its_gpus_is_a_library_it_could_not_load() -> None:
+    """JdeRobot/BehaviorMetrics#385: the line alone, as a pasted tail shows it."""
+    exp = explained("Skipping registering GPU devices...\n")
+    assert first(exp)["id"] == "cuda-libs-missing" and "TF_CPP_MAX_VLOG_LEVEL=3" in str(first(exp)["why"])
