@@ -165,3 +165,32 @@ def test_an_8bit_model_trained_on_another_device_loads_on_each_ranks_gpu() -> No
     )
     assert [c.id for c in exp.causes[:2]] == ["device-mismatch", "library-bug"]
     assert "device_map={'': torch.cuda.current_device()}" in fixes(exp)[0]
+
+
+def test_two_ranks_on_one_gpu_start_one_process_per_gpu() -> None:
+    """facebookresearch/ViewDiff#24: four processes on a one-GPU machine."""
+    exp = explained(
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1691, "
+        "invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.19.3\n"
+        "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\nLast error:\n"
+        "Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 1000\n"
+    )
+    assert exp.root is not None and exp.root.sig.id == "multi-gpu-comm/nccl-duplicate-gpu"
+    assert "ranks 0 and 1 on the same GPU (PCI bus 1000)" in str(first(exp)["why"])
+    assert fixes(exp)[0].startswith("Start one process per GPU")
+
+
+def test_nccls_shared_memory_segment_is_the_containers_dev_shm() -> None:
+    """NVIDIA/nccl#342: Docker's 64 MB /dev/shm."""
+    exp = explained(
+        "include/shm.h:28 NCCL WARN Call to posix_fallocate failed: No space left on device\n"
+        "include/shm.h:48 NCCL WARN Error while creating shared memory segment nccl-shm-recv-0-1-3 (size 9637888)\n"
+    )
+    assert first(exp)["id"] == "shm-exhausted"
+    steps = fixes(exp)
+    assert any("--shm-size" in s for s in steps) and any("NCCL_SHM_DISABLE=1" in s for s in steps)
+
+
+def test_nccl_out_of_gpu_memory_is_memory_not_the_network() -> None:
+    exp = explained("node1:1234:1300 [0] include/alloc.h:48 NCCL WARN Cuda failure 'out of memory'\n")
+    assert [c.id for c in exp.causes[:2]] == ["gpu-oom", "multi-gpu-comm"]
