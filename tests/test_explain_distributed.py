@@ -186,9 +186,22 @@ def test_nccls_shared_memory_segment_is_the_containers_dev_shm() -> None:
         "include/shm.h:28 NCCL WARN Call to posix_fallocate failed: No space left on device\n"
         "include/shm.h:48 NCCL WARN Error while creating shared memory segment nccl-shm-recv-0-1-3 (size 9637888)\n"
     )
-    assert first(exp)["id"] == "shm-exhausted"
+    assert [c.id for c in exp.causes[:2]] == [
+        "multi-gpu-comm",
+        "shm-exhausted",
+    ]  # the taxonomy files NCCL transports first
     steps = fixes(exp)
-    assert any("--shm-size" in s for s in steps) and any("NCCL_SHM_DISABLE=1" in s for s in steps)
+    assert steps[0].startswith("Give the container a larger /dev/shm: docker run --shm-size=16g")
+    assert any("NCCL_SHM_DISABLE=1" in s for s in steps) and not any("NCCL_P2P_DISABLE" in s for s in steps)
+
+
+def test_a_dev_shm_this_user_cannot_write_is_the_same_transport() -> None:
+    """NVIDIA/nccl#328: chmod on /dev/shm fixed it."""
+    exp = explained(
+        "node08:27106:27302 [0] include/shm.h:27 NCCL WARN Call to shm_open failed : Permission denied\n"
+    )
+    assert exp.root is not None and exp.root.sig.id == "multi-gpu-comm/nccl-shared-memory-segment"
+    assert any("mode 1777" in s for s in fixes(exp))
 
 
 def test_nccl_out_of_gpu_memory_is_memory_not_the_network() -> None:
