@@ -114,3 +114,8 @@ def test_the_workers_own_exception_above_the_summary_is_the_root(torchrun_full_o
     assert (
         exp.root_fallback[1] == "ValueError: bad config"
     )  # not torchrun's own 'raise ChildFailedError(' frame
+
+
+def test_an_exception_after_the_summary_is_left_to_the_usual_choice() -> None:
+    exp = explained(DEEPSPEED.format(code=1) + "KeyboardInterrupt\n")
+    assert exp.summary is None and exp.root_fallback == (2, "KeyboardInterrupt")

@@ -55,7 +55,7 @@ EXCEPTION_LINE = re.compile(
 def locate(lines: Iterable[tuple[int, str]]) -> tuple[Summary | None, int, str] | None:
     """Among these (line number, text) lines, the last launcher summary: (its entry, number, text); or,
     when a worker's own exception line stands before it, (None, that line's number, its text); None
-    when there is no summary."""
+    when there is no summary, or an exception line comes after it."""
     worker: tuple[int, str] | None = None
     found: tuple[Summary | None, int, str] | None = None
     for n, text in lines:
@@ -64,6 +64,8 @@ def locate(lines: Iterable[tuple[int, str]]) -> tuple[Summary | None, int, str] 
             found = (None, *worker) if worker else (entry, n, text.rstrip())
         elif EXCEPTION_LINE.search(text):
             worker = (n, text.rstrip())
+    if found is not None and worker is not None and worker[0] > found[1]:
+        return None  # an exception after the last summary: the usual last-error choice applies
     return found
 
 
