@@ -5,9 +5,10 @@ Log text is from the public threads named next to each case.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
-from cudoctor.explainer import benign
+from cudoctor.explainer import benign, signatures
 from tests.conftest import cudoctor
 from tests.test_explain import explain_text, top
 
@@ -65,6 +66,17 @@ RuntimeError: Unable to initialize backend 'tpu': INTERNAL: Failed to open /home
 
 def test_benign_table_validates() -> None:
     assert benign.validate() == []
+
+
+def test_known_line_problems_name_a_twin_id_a_lost_example_and_a_matched_counter_example() -> None:
+    first, second, *rest = benign.load()
+    broken = dataclasses.replace(first, examples=("an ordinary line",), counter_examples=first.examples[:1])
+    problems = signatures.known_line_problems((broken, second, *rest, second))
+    assert problems == [
+        f"{second.id}: duplicate id",
+        f"{first.id}: does not recognise example 'an ordinary line'",
+        f"{first.id}: matches counter-example {first.examples[0][:60]!r}",
+    ]
 
 
 def test_import_notices_alone_are_no_error() -> None:

@@ -50,11 +50,7 @@ def load() -> tuple[Benign, ...]:
 
 def match(text: str) -> Benign | None:
     """The harmless message this line is, if it is one."""
-    low = text.lower()
-    for entry in load():
-        if any(a in low for a in entry.anchors) and entry.regex.search(text):
-            return entry
-    return None
+    return signatures.first_known(load(), text)
 
 
 def record(hits: dict[str, BenignHit], entry: Benign, line: int, text: str) -> None:
@@ -85,21 +81,9 @@ def to_json(hits: dict[str, BenignHit]) -> list[dict[str, object]]:
 
 
 def validate() -> list[str]:
-    """Problems: duplicate ids, anchors missing from examples, examples that fail, counter-examples that match."""
-    problems: list[str] = []
-    seen: set[str] = set()
-    for entry in load():
-        if entry.id in seen:
-            problems.append(f"{entry.id}: duplicate id")
-        seen.add(entry.id)
-        if not entry.examples or not entry.counter_examples or not entry.source:
-            problems.append(f"{entry.id}: needs an example, a counter-example and a source")
-        for ex in entry.examples:
-            if match(ex) is not entry:
-                problems.append(f"{entry.id}: does not recognise example {ex[:60]!r}")
-        problems += [
-            f"{entry.id}: matches counter-example {ex[:60]!r}"
-            for ex in entry.counter_examples
-            if entry.regex.search(ex)
-        ]
-    return problems
+    """Problems: duplicate ids, examples that fail, counter-examples that match, no source."""
+    return signatures.known_line_problems(load()) + [
+        f"{entry.id}: needs an example, a counter-example and a source"
+        for entry in load()
+        if not entry.examples or not entry.counter_examples or not entry.source
+    ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from cudoctor import knowledge, versions
@@ -86,6 +86,49 @@ def entry_fields(row: dict[str, Any]) -> dict[str, Any]:
         "examples": tuple(row.get("examples", ())),
         "counter_examples": tuple(row.get("counter_examples", ())),
     }
+
+
+class KnownLine(Protocol):
+    """A row of a table of known lines (benign lines, launcher summaries)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def anchors(self) -> tuple[str, ...]: ...
+    @property
+    def regex(self) -> re.Pattern[str]: ...
+    @property
+    def examples(self) -> tuple[str, ...]: ...
+    @property
+    def counter_examples(self) -> tuple[str, ...]: ...
+
+
+K = TypeVar("K", bound=KnownLine)
+
+
+def first_known(entries: Iterable[K], text: str) -> K | None:
+    """The first entry that recognises this line: one of its anchors in it, then its pattern."""
+    low = text.lower()
+    return next((e for e in entries if any(a in low for a in e.anchors) and e.regex.search(text)), None)
+
+
+def known_line_problems(entries: Sequence[KnownLine]) -> list[str]:
+    """What every table of known lines must hold: unique ids, each example recognised as its own entry
+    (first_known over the whole table), no counter-example matched by the entry's pattern."""
+    ids = [e.id for e in entries]
+    problems = [f"{i}: duplicate id" for i in sorted({i for i in ids if ids.count(i) > 1})]
+    for entry in entries:
+        problems += [
+            f"{entry.id}: does not recognise example {ex[:60]!r}"
+            for ex in entry.examples
+            if first_known(entries, ex) is not entry
+        ]
+        problems += [
+            f"{entry.id}: matches counter-example {ex[:60]!r}"
+            for ex in entry.counter_examples
+            if entry.regex.search(ex)
+        ]
+    return problems
 
 
 def _filled(text: str, captures: dict[str, str]) -> str:

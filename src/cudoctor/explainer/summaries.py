@@ -41,8 +41,7 @@ def load() -> tuple[Summary, ...]:
 
 
 def match(text: str) -> Summary | None:
-    low = text.lower()
-    return next((s for s in load() if any(a in low for a in s.anchors) and s.regex.search(text)), None)
+    return signatures.first_known(load(), text)
 
 
 # a Python exception line ("ValueError: bad config", "[rank1]: RuntimeError: ...", "KeyboardInterrupt"),
@@ -71,20 +70,8 @@ def locate(lines: Iterable[tuple[int, str]]) -> tuple[Summary | None, int, str] 
 
 def validate() -> list[str]:
     """Problems: duplicate ids, examples not recognised, counter-examples that match, no steps."""
-    problems: list[str] = []
-    ids = [s.id for s in load()]
-    problems += [f"{i}: duplicate id" for i in sorted({i for i in ids if ids.count(i) > 1})]
-    for entry in load():
-        problems += [
-            f"{entry.id}: does not recognise example {ex[:60]!r}"
-            for ex in entry.examples
-            if match(ex) is not entry
-        ]
-        problems += [
-            f"{entry.id}: matches counter-example {ex[:60]!r}"
-            for ex in entry.counter_examples
-            if entry.regex.search(ex)
-        ]
-        if not entry.find or not entry.examples or not entry.counter_examples:
-            problems.append(f"{entry.id}: needs steps, an example and a counter-example")
-    return problems
+    return signatures.known_line_problems(load()) + [
+        f"{entry.id}: needs steps, an example and a counter-example"
+        for entry in load()
+        if not entry.find or not entry.examples or not entry.counter_examples
+    ]
