@@ -33,6 +33,16 @@ def samples(pattern: str) -> list[str]:
     return _sequence(list(parser.parse(pattern, re.I)))
 
 
+def unanchored(regex: re.Pattern[str], anchors: tuple[str, ...]) -> list[str]:
+    """The samples `regex` matches that hold none of the (lowercase) anchors: lines the scanner's
+    prefilter would hide from it."""
+    return [
+        text
+        for text in samples(regex.pattern)
+        if regex.search(text) and not any(a in text.lower() for a in anchors)
+    ]
+
+
 def _sequence(items: list[tuple[Any, Any]]) -> list[str]:
     outs = [""]
     for op, av in items:

@@ -9,6 +9,7 @@ import dataclasses
 import json
 
 from cudoctor.explainer import benign, signatures
+from tests import regex_samples
 from tests.conftest import cudoctor
 from tests.test_explain import explain_text, top
 
@@ -66,6 +67,12 @@ RuntimeError: Unable to initialize backend 'tpu': INTERNAL: Failed to open /home
 
 def test_benign_table_validates() -> None:
     assert benign.validate() == []
+
+
+def test_every_alternative_of_a_harmless_line_holds_an_anchor() -> None:
+    assert [
+        text for entry in benign.load() for text in regex_samples.unanchored(entry.regex, entry.anchors)
+    ] == []
 
 
 def test_known_line_problems_name_a_twin_id_a_lost_example_and_a_matched_counter_example() -> None:
