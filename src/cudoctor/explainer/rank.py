@@ -68,7 +68,7 @@ def looks_like_error(text: str) -> bool:
 def fallback_root(scan: ScanResult) -> tuple[int, str] | None:
     """With no signature match: the last line that looks like an exception, else the last line;
     known harmless lines are passed over (None when they are all the log has)."""
-    lines = [(n, raw) for n, raw in scan.tail if n not in scan.harmless_tail]
+    lines = scan.plain_tail()
     for n, raw in reversed(lines):
         if looks_like_error(raw):
             return n, raw.rstrip()
@@ -452,7 +452,7 @@ def explain(scan: ScanResult, snap: Snapshot, other: str = "") -> Explanation:
     )
     if root is not None:
         return Explanation(root, None, causes, matches, findings, scan)
-    located = summaries.locate((n, t) for n, t in scan.tail if n not in scan.harmless_tail)
+    located = summaries.locate(scan.plain_tail())
     if located is not None:  # a launcher's summary, or the worker's own exception line above one
         entry, line, text = located
         return Explanation(None, (line, text), causes, matches, findings, scan, entry)

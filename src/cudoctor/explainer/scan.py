@@ -71,6 +71,10 @@ class ScanResult:
         default_factory=lambda: collections.deque(maxlen=TAIL_LINES)
     )  # the last lines a signature would have matched, had they not been harmless
 
+    def plain_tail(self) -> list[tuple[int, str]]:
+        """The tail's lines, known harmless ones left out: where a root is looked for when no signature matched."""
+        return [(n, raw) for n, raw in self.tail if n not in self.harmless_tail]
+
 
 def normalise(raw: str) -> tuple[str, str, int | None]:
     """(display text, body without prefixes, rank) for one line."""
