@@ -12,8 +12,15 @@ What it records (each step has its own timeout; one failing step never stops the
   JSON), `cudoctor probe --format json` (torch bf16 8192^3 throughput with CUDA events),
   `python -m torch.utils.collect_env` and its time next to `cudoctor check`'s, and the real
   error text of deliberately broken runs: GPU hidden with CUDA_VISIBLE_DEVICES=, an allocation
-  larger than the card, dtype and device mismatches, an out-of-range index (device-side
-  assert), cuDNN / cuBLAS hidden from the loader, then `cudoctor explain` on each of those.
+  larger than the card (at once and block by block), dtype, shape and device mismatches, a bad
+  device ordinal, an out-of-range index (device-side assert), a kernel writing out of bounds
+  before a cuBLAS call, a kernel built only for sm_80, JAX without ptxas on PATH, CuPy's
+  out-of-memory and hidden GPU, cuDNN / cuBLAS hidden from the loader, `cudoctor check` with
+  the GPU hidden, then `cudoctor explain` on each broken run. triton's do_bench gives a second
+  bf16 8192^3 figure beside the probe's.
+
+Phases run most precious first under one budget (GPU_RECORD_BUDGET_S, default 540 s); the
+tarball is rewritten after each phase, so a command killed at its limit still returns them.
 """
 
 from __future__ import annotations
@@ -69,7 +76,44 @@ BROKEN = {
         "import torch; torch.use_deterministic_algorithms(True); "
         "a = torch.ones(64, 64, device='cuda'); print(torch.mm(a, a).sum().item())",
     ),
+    "shape_mismatch": (
+        "",
+        "import torch; torch.mm(torch.ones(2, 3, device='cuda'), torch.ones(4, 5, device='cuda'))",
+    ),
+    "bad_ordinal": ("", "import torch; torch.zeros(1, device='cuda:7')"),
+    # memory filled block by block, as a training run does: the message then names what PyTorch holds
+    "oom_accumulate": (
+        "",
+        "import torch\nkeep = []\nwhile True: keep.append(torch.empty(1 << 30, dtype=torch.uint8, device='cuda'))",
+    ),
+    "cupy_alloc_too_large": ("", "import cupy; cupy.empty(1 << 40, dtype=cupy.uint8)"),
+    "cupy_hidden_gpu": ("CUDA_VISIBLE_DEVICES=", "import cupy; print(cupy.zeros(4) + 1)"),
+    # a kernel writing far out of bounds: the sticky error then surfaces in the next cuBLAS call
+    "illegal_address_then_gemm": (
+        "",
+        "import cupy, torch\n"
+        "k = cupy.RawKernel(r'extern \"C\" __global__ void k(float* p) { p[1ull << 40] = 1.0f; }', 'k')\n"
+        "a = torch.ones(256, 256, device='cuda'); p = cupy.from_dlpack(a)\n"
+        "k((1,), (1,), (p,))\n"
+        "print((a @ a).sum().item())",
+    ),
+    "jax_no_ptxas_on_path": (
+        "PATH=/usr/bin:/bin",
+        "import jax.numpy as jnp; print((jnp.ones((64, 64)) @ jnp.ones((64, 64))).sum())",
+    ),
 }
+# A kernel built only for sm_80 machine code (no PTX), launched on a Hopper GPU.
+NO_KERNEL_IMAGE = r"""
+#include <cstdio>
+__global__ void k(float* p) { p[0] = 1.0f; }
+int main() {
+  float* p; cudaMalloc(&p, 4); k<<<1, 1>>>(p);
+  cudaError_t e = cudaGetLastError();
+  printf("launch: %s: %s
+", cudaGetErrorName(e), cudaGetErrorString(e));
+  return e == cudaSuccess ? 0 : 1;
+}
+"""
 HIDE_LIBS = ("libcudnn.so.9", "libcublasLt.so.13", "libcublasLt.so.12")
 HIDDEN_RUNS = {
     "torch_lib_hidden": "import torch; print(torch.ones(64, 64, device='cuda') @ torch.ones(64, 64, device='cuda'))",
@@ -78,8 +122,23 @@ HIDDEN_RUNS = {
 }
 
 
+# An independent figure for the probe's bf16 number: triton's do_bench (CUDA events, median), random data.
+DO_BENCH = (
+    "import torch, triton; n = 8192; a = torch.randn(n, n, device='cuda', dtype=torch.bfloat16); "
+    "b = torch.randn(n, n, device='cuda', dtype=torch.bfloat16); "
+    "ms = triton.testing.do_bench(lambda: a @ b, warmup=200, rep=2000, return_mode='median'); "
+    "print(f'bf16 {n}^3 median {ms:.4f} ms = {2 * n**3 / ms / 1e9:.1f} TFLOP/s on', torch.cuda.get_device_name())"
+)
+
+DEADLINE = [float("inf")]  # perf_counter() after which steps are skipped (set by main)
+
+
 def step(out: str, name: str, argv: list[str], timeout: float, env: dict[str, str] | None = None) -> dict:
     start = time.perf_counter()
+    if start >= DEADLINE[0]:
+        print(f"{name:40s} skipped (deadline)", flush=True)
+        return {"name": name, "exit": "skipped", "wall_s": 0.0, "stdout": ""}
+    timeout = min(timeout, max(DEADLINE[0] - start, 1.0))
     try:
         res = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env or ENV, cwd=ROOT)
         rc, stdout, stderr = res.returncode, res.stdout, res.stderr
@@ -121,9 +180,27 @@ def record_machine(out: str) -> list[dict]:
     done.append(step(out, "check_v.txt", [*CUDOCTOR, "check", "-v"], 120))
     check = step(out, "check_json.step.txt", [*CUDOCTOR, "check", "--format", "json"], 120)
     raw(out, "check.json", check["stdout"])
-    probe = step(out, "probe_json.step.txt", [*CUDOCTOR, "probe", "--format", "json", "--stress", "3"], 420)
+    done += [xml, check]
+    return done
+
+
+def record_probe(out: str) -> list[dict]:
+    probe = step(out, "probe_json.step.txt", [*CUDOCTOR, "probe", "--format", "json", "--stress", "3"], 300)
     raw(out, "probe.json", probe["stdout"])
-    done += [xml, check, probe]
+    return [probe, step(out, "bf16_do_bench.txt", [PY, "-c", DO_BENCH], 60)]
+
+
+def record_extras(out: str) -> list[dict]:
+    hidden = dict(ENV, CUDA_VISIBLE_DEVICES="")
+    done = [step(out, "check_hidden_gpu_json.txt", [*CUDOCTOR, "check", "--format", "json"], 120, hidden)]
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "k.cu")
+        raw(tmp, "k.cu", NO_KERNEL_IMAGE)
+        exe = os.path.join(tmp, "k")
+        nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+        gencode = "-gencode=arch=compute_80,code=sm_80"
+        done.append(step(out, "nvcc_sm80_build.txt", [nvcc, gencode, src, "-o", exe], 120))
+        done.append(step(out, "broken_no_kernel_image.txt", [exe], 30))
     for i in range(3):
         done.append(step(out, f"time_check_{i}.txt", [*CUDOCTOR, "check", "--format", "json"], 120))
         done.append(step(out, f"time_collect_env_{i}.txt", [PY, "-m", "torch.utils.collect_env"], 120))
@@ -166,9 +243,11 @@ def _hide_libraries(tmp: str) -> list[tuple[str, str]]:
     return moved
 
 
-def explain_each(out: str, broken: list[dict]) -> list[dict]:
+def explain_each(out: str, steps: list[dict]) -> list[dict]:
     done = []
-    for b in broken:
+    for b in steps:
+        if not b["name"].startswith("broken_") or b["exit"] == "skipped":
+            continue
         log = os.path.join(out, b["name"])
         done.append(
             step(
@@ -187,23 +266,31 @@ def main(argv: list[str]) -> int:
         return 2
     dest = os.path.abspath(argv[0])
     os.makedirs(dest, exist_ok=True)
+    DEADLINE[0] = time.perf_counter() + float(os.environ.get("GPU_RECORD_BUDGET_S", "540"))
     with tempfile.TemporaryDirectory() as work:
         out = os.path.join(work, "gpu_record")
         os.makedirs(out)
-        steps = record_machine(out)
-        broken = record_broken(out)
-        steps += broken + explain_each(out, broken)
-        summary = [f"{s['name']:44s} exit={s['exit']!s:8s} {s['wall_s']:8.2f} s" for s in steps]
-        raw(out, "summary.txt", "\n".join(summary) + "\n")
-        raw(
-            out,
-            "steps.json",
-            json.dumps([{k: v for k, v in s.items() if k != "stdout"} for s in steps], indent=1),
-        )
-        with tarfile.open(os.path.join(dest, "gpu_record.tar.gz"), "w:gz") as tar:
-            tar.add(out, arcname="gpu_record")
-        shutil.copy(os.path.join(out, "summary.txt"), os.path.join(dest, "summary.txt"))
+        steps: list[dict] = []
+        # Most precious first; the tarball is rewritten after each phase, so a kill keeps what was done.
+        for phase in (record_machine, record_probe, record_broken, record_extras):
+            steps += phase(out)
+            _pack(out, dest, steps)
+        steps += explain_each(out, steps)
+        _pack(out, dest, steps)
     return 0
+
+
+def _pack(out: str, dest: str, steps: list[dict]) -> None:
+    summary = [f"{s['name']:44s} exit={s['exit']!s:8s} {s['wall_s']:8.2f} s" for s in steps]
+    raw(out, "summary.txt", "\n".join(summary) + "\n")
+    raw(
+        out,
+        "steps.json",
+        json.dumps([{k: v for k, v in s.items() if k != "stdout"} for s in steps], indent=1),
+    )
+    with tarfile.open(os.path.join(dest, "gpu_record.tar.gz"), "w:gz") as tar:
+        tar.add(out, arcname="gpu_record")
+    shutil.copy(os.path.join(out, "summary.txt"), os.path.join(dest, "summary.txt"))
 
 
 if __name__ == "__main__":

@@ -66,7 +66,8 @@ def numpy_probe(cfg):  # type: ignore[no-untyped-def]
         x, y = a.astype(dtype), b.astype(dtype)
         rec = {"device": "cpu", "dtype": dtype, "rel_err": rel_err(x @ y, ref)}
         n = cfg["cpu_n"]
-        ta, tb = np.ones((n, n), dtype), np.ones((n, n), dtype)
+        rng = np.random.default_rng(1)
+        ta, tb = rng.standard_normal((n, n)).astype(dtype), rng.standard_normal((n, n)).astype(dtype)
         rec["seconds"] = timed(lambda ta=ta, tb=tb: ta @ tb, cfg["min_time"])
         rec["n"] = n
         if cfg["stress"]:
@@ -235,7 +236,7 @@ def jax_probe(cfg):  # type: ignore[no-untyped-def]
                 if gpu
                 else (cfg["cpu_n"] if dtype in ("float32", "float64") else cfg["cpu_n"] // 2)
             )
-            ta = jax.device_put(jnp.ones((n, n), dtype=dtype), dev)
+            ta = jax.device_put(jax.random.normal(jax.random.key(1), (n, n), dtype=dtype), dev)
             mm = jax.jit(jnp.matmul)
             rec["seconds"] = timed(lambda ta=ta, mm=mm: mm(ta, ta).block_until_ready(), cfg["min_time"])
             rec["n"] = n
@@ -255,7 +256,7 @@ def cupy_probe(cfg):  # type: ignore[no-untyped-def]
                 x, y = cp.asarray(a, dtype=dtype), cp.asarray(b, dtype=dtype)
                 rec = {"device": f"cuda:{i}", "dtype": dtype, "rel_err": rel_err(cp.asnumpy(x @ y), ref)}
                 n = cfg["gpu_n"]
-                ta = cp.ones((n, n), dtype=dtype)
+                ta = cp.random.default_rng(1).standard_normal((n, n), dtype="float64").astype(dtype)
                 rec["seconds"] = timed(
                     lambda ta=ta: (ta @ ta, cp.cuda.Device().synchronize()), cfg["min_time"]
                 )
