@@ -21,6 +21,8 @@ What it records (each step has its own timeout; one failing step never stops the
 
 Phases run most precious first under one budget (GPU_RECORD_BUDGET_S, default 540 s); the
 tarball is rewritten after each phase, so a command killed at its limit still returns them.
+GPU_RECORD_PHASES=probe,extras runs only those phases (machine, probe, broken, extras);
+GPU_RECORD_BROKEN=name,name only those broken runs (a HIDDEN_RUNS name brings the hidden-library runs).
 """
 
 from __future__ import annotations
@@ -39,6 +41,29 @@ PY = sys.executable
 ENV = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src"), PYTHONUNBUFFERED="1")
 CUDOCTOR = [PY, "-m", "cudoctor"]
 
+FIND_LIBS = (
+    "ldconfig -p | grep -E 'libcublasLt|libcudnn.so'; echo LD_LIBRARY_PATH=$LD_LIBRARY_PATH; "
+    "find / -xdev \\( -name 'libcublasLt.so*' -o -name 'libcudnn.so*' \\) 2>/dev/null"
+)
+# Which GEMM paths torch's deterministic mode refuses without CUBLAS_WORKSPACE_CONFIG (torch 2.11
+# ran torch.mm with it empty): each op in turn, the error kept, cuBLAS forced last.
+DETERMINISTIC_PATHS = """
+import torch
+torch.use_deterministic_algorithms(True)
+print('preferred_blas_library', torch.backends.cuda.preferred_blas_library())
+a = torch.randn(64, 64, device='cuda'); h = torch.randn(1024, 1024, device='cuda', dtype=torch.bfloat16)
+ops = [('mm float32 64', lambda: torch.mm(a, a)), ('mm bfloat16 1024', lambda: h @ h),
+       ('linear with bias', lambda: torch.nn.functional.linear(a, a, a[0])),
+       ('bmm', lambda: torch.bmm(a[None], a[None])), ('matmul float64', lambda: a.double() @ a.double())]
+for blas in ('default', 'cublas'):
+    if blas == 'cublas':
+        torch.backends.cuda.preferred_blas_library('cublas')
+    for name, op in ops:
+        try:
+            op(); torch.cuda.synchronize(); print(blas, name, 'ok')
+        except RuntimeError as exc:
+            print(blas, name, 'raised:', str(exc).splitlines()[0][:300])
+"""
 BROKEN = {
     "hidden_gpu": ("CUDA_VISIBLE_DEVICES=", "import torch; torch.zeros(1).cuda()"),
     "alloc_too_large": ("", "import torch; torch.empty(1 << 40, dtype=torch.uint8, device='cuda')"),
@@ -76,6 +101,8 @@ BROKEN = {
         "import torch; torch.use_deterministic_algorithms(True); "
         "a = torch.ones(64, 64, device='cuda'); print(torch.mm(a, a).sum().item())",
     ),
+    "deterministic_cublas_really_unset": ("-CUBLAS_WORKSPACE_CONFIG", DETERMINISTIC_PATHS),
+    "deterministic_cublas_empty_paths": ("CUBLAS_WORKSPACE_CONFIG=", DETERMINISTIC_PATHS),
     "shape_mismatch": (
         "",
         "import torch; torch.mm(torch.ones(2, 3, device='cuda'), torch.ones(4, 5, device='cuda'))",
@@ -109,8 +136,7 @@ __global__ void k(float* p) { p[0] = 1.0f; }
 int main() {
   float* p; cudaMalloc(&p, 4); k<<<1, 1>>>(p);
   cudaError_t e = cudaGetLastError();
-  printf("launch: %s: %s
-", cudaGetErrorName(e), cudaGetErrorString(e));
+  printf("launch: %s: %s\n", cudaGetErrorName(e), cudaGetErrorString(e));
   return e == cudaSuccess ? 0 : 1;
 }
 """
@@ -209,12 +235,20 @@ def record_extras(out: str) -> list[dict]:
 
 def record_broken(out: str) -> list[dict]:
     done = []
+    only = {n for n in os.environ.get("GPU_RECORD_BROKEN", "").split(",") if n}
     for name, (env_line, code) in BROKEN.items():
+        if only and name not in only:
+            continue
         env = dict(ENV)
-        if env_line:
+        if env_line.startswith("-"):  # "-NAME": the variable unset
+            env.pop(env_line[1:], None)
+        elif env_line:
             key, _, value = env_line.partition("=")
             env[key] = value
         done.append(step(out, f"broken_{name}.txt", [PY, "-c", code], 120, env))
+    if only and not only & set(HIDDEN_RUNS):
+        return done
+    done.append(step(out, "libraries_found.txt", ["sh", "-c", FIND_LIBS], 60))
     with tempfile.TemporaryDirectory() as tmp:
         moved = _hide_libraries(tmp)
         raw(out, "hidden_libraries.txt", "\n".join(f"{a} -> {b}" for a, b in moved) + "\n")
@@ -228,15 +262,20 @@ def record_broken(out: str) -> list[dict]:
 
 
 def _hide_libraries(tmp: str) -> list[tuple[str, str]]:
-    """Move the cuDNN / cuBLASLt files the frameworks load out of every site-packages (restored after)."""
+    """Move the cuDNN / cuBLASLt files the frameworks load out of every site-packages and every folder
+    the loader's cache or the CUDA toolkit names (restored after)."""
+    import glob
     import site
 
-    moved = []
-    for base in {*site.getsitepackages(), site.getusersitepackages()}:
-        for dirpath, _, files in os.walk(os.path.join(base, "nvidia")):
+    roots = [os.path.join(b, "nvidia") for b in {*site.getsitepackages(), site.getusersitepackages()}]
+    roots += [*glob.glob("/usr/local/cuda*/"), "/usr/lib/x86_64-linux-gnu"]
+    roots += [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":") if d]
+    moved: list[tuple[str, str]] = []
+    for root in roots:
+        for dirpath, _, files in os.walk(root):
             for f in files:
-                if f in HIDE_LIBS:
-                    src = os.path.join(dirpath, f)
+                src = os.path.join(dirpath, f)
+                if f in HIDE_LIBS and os.path.lexists(src):
                     dst = os.path.join(tmp, f"{len(moved)}_{f}")
                     shutil.move(src, dst)
                     moved.append((src, dst))
@@ -272,7 +311,10 @@ def main(argv: list[str]) -> int:
         os.makedirs(out)
         steps: list[dict] = []
         # Most precious first; the tarball is rewritten after each phase, so a kill keeps what was done.
+        phases = os.environ.get("GPU_RECORD_PHASES", "machine,probe,broken,extras").split(",")
         for phase in (record_machine, record_probe, record_broken, record_extras):
+            if phase.__name__.removeprefix("record_") not in phases:
+                continue
             steps += phase(out)
             _pack(out, dest, steps)
         steps += explain_each(out, steps)

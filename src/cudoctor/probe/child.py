@@ -214,34 +214,48 @@ def jax_probe(cfg):  # type: ignore[no-untyped-def]
     import jax
 
     jax.config.update("jax_enable_x64", True)
-    import jax.numpy as jnp
 
     info = {"version": jax.__version__, "devices": [str(d) for d in jax.devices()]}
     a, b, ref = inputs(cfg["check_n"])
     out = []
     for dev in jax.devices():
-        gpu = dev.platform == "gpu"
-        for dtype in ["float64", "float32", "bfloat16"] + (["float16"] if gpu else []):
-            x, y = (
-                jax.device_put(jnp.asarray(a, dtype=dtype), dev),
-                jax.device_put(jnp.asarray(b, dtype=dtype), dev),
-            )
-            rec = {
-                "device": str(dev),
-                "dtype": dtype,
-                "rel_err": rel_err(jnp.matmul(x, y).astype(jnp.float64), ref),
-            }
-            n = (
-                cfg["gpu_n"]
-                if gpu
-                else (cfg["cpu_n"] if dtype in ("float32", "float64") else cfg["cpu_n"] // 2)
-            )
-            ta = jax.device_put(jax.random.normal(jax.random.key(1), (n, n), dtype=dtype), dev)
-            mm = jax.jit(jnp.matmul)
-            rec["seconds"] = timed(lambda ta=ta, mm=mm: mm(ta, ta).block_until_ready(), cfg["min_time"])
-            rec["n"] = n
-            out.append(rec)
+        for label, dtype, precision in _jax_rows(dev.platform == "gpu"):
+            out.append(_jax_one(jax, dev, label, dtype, precision, (a, b, ref), cfg))
     return info, out
+
+
+def _jax_rows(gpu):  # type: ignore[no-untyped-def]
+    """(row label, dtype, matmul precision). float32 is asked for at HIGHEST: JAX's DEFAULT precision
+    runs a float32 product in TF32 on Ampere and newer GPUs, which is the 'tf32' row."""
+    rows = [("float64", "float64", "highest"), ("float32", "float32", "highest")]
+    if gpu:
+        rows.append(("tf32", "float32", "default"))
+    rows.append(("bfloat16", "bfloat16", "default"))
+    return rows + ([("float16", "float16", "default")] if gpu else [])
+
+
+def _jax_one(jax, dev, label, dtype, precision, check, cfg):  # type: ignore[no-untyped-def]
+    import functools
+
+    import jax.numpy as jnp
+
+    a, b, ref = check
+    gpu = dev.platform == "gpu"
+    mm = jax.jit(functools.partial(jnp.matmul, precision=precision))
+    x, y = jax.device_put(jnp.asarray(a, dtype=dtype), dev), jax.device_put(jnp.asarray(b, dtype=dtype), dev)
+    rec = {"device": str(dev), "dtype": label, "rel_err": rel_err(mm(x, y).astype(jnp.float64), ref)}
+    if label == "tf32":
+        rec["precision"] = "default"
+    if gpu:
+        rec["name"] = dev.device_kind
+    n = cfg["gpu_n"] if gpu else (cfg["cpu_n"] if dtype in ("float32", "float64") else cfg["cpu_n"] // 2)
+    ta = jax.device_put(jax.random.normal(jax.random.key(1), (n, n), dtype=dtype), dev)
+    rec["seconds"] = timed(lambda: mm(ta, ta).block_until_ready(), cfg["min_time"])
+    rec["n"] = n
+    if cfg["stress"]:
+        first = mm(ta, ta)
+        rec["stress_mismatches"] = stress_mismatches(lambda: mm(ta, ta), first, cfg["stress"])
+    return rec
 
 
 def cupy_probe(cfg):  # type: ignore[no-untyped-def]
@@ -251,18 +265,26 @@ def cupy_probe(cfg):  # type: ignore[no-untyped-def]
     a, b, ref = inputs(cfg["check_n"])
     out = []
     for i in range(info["devices"]):
+        name = cp.cuda.runtime.getDeviceProperties(i)["name"]
         with cp.cuda.Device(i):
             for dtype in ("float64", "float32", "float16"):
-                x, y = cp.asarray(a, dtype=dtype), cp.asarray(b, dtype=dtype)
-                rec = {"device": f"cuda:{i}", "dtype": dtype, "rel_err": rel_err(cp.asnumpy(x @ y), ref)}
-                n = cfg["gpu_n"]
-                ta = cp.random.default_rng(1).standard_normal((n, n), dtype="float64").astype(dtype)
-                rec["seconds"] = timed(
-                    lambda ta=ta: (ta @ ta, cp.cuda.Device().synchronize()), cfg["min_time"]
-                )
-                rec["n"] = n
-                out.append(rec)
+                out.append(_cupy_one(cp, i, dtype, (a, b, ref), cfg))
+                out[-1]["name"] = name.decode() if isinstance(name, bytes) else str(name)
     return info, out
+
+
+def _cupy_one(cp, i, dtype, check, cfg):  # type: ignore[no-untyped-def]
+    a, b, ref = check
+    x, y = cp.asarray(a, dtype=dtype), cp.asarray(b, dtype=dtype)
+    rec = {"device": f"cuda:{i}", "dtype": dtype, "rel_err": rel_err(cp.asnumpy(x @ y), ref)}
+    n = cfg["gpu_n"]
+    ta = cp.random.default_rng(1).standard_normal((n, n), dtype="float64").astype(dtype)
+    rec["seconds"] = timed(lambda: (ta @ ta, cp.cuda.Device().synchronize()), cfg["min_time"])
+    rec["n"] = n
+    if cfg["stress"]:
+        first = cp.asnumpy(ta @ ta)
+        rec["stress_mismatches"] = stress_mismatches(lambda: cp.asnumpy(ta @ ta), first, cfg["stress"])
+    return rec
 
 
 PROBES = {
