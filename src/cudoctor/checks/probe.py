@@ -123,3 +123,67 @@ def probe_slow(snap: Snapshot) -> list[Finding]:
                 )
             )
     return out
+
+
+@check("probe-clocks-limited", "hardware-fault", LAYER, requires=("probe.results",))
+def probe_clocks_limited(snap: Snapshot) -> list[Finding]:
+    """A GPU lowers its clocks under the probe's sustained GEMMs: a thermal or hardware slowdown (the GPU
+    protecting itself: a warning), or its power cap with sustained speed under 90% of the burst (info:
+    normal for a board at full tensor-core load, and where a lowered power limit shows)."""
+    worst: dict[str, tuple[str, dict[str, Any]]] = {}
+    for r in snap.value("probe.results") or []:
+        for rec in r.get("results") or []:
+            if not isinstance(rec.get("clocks"), dict) or not rec.get("sustained_tflops"):
+                continue
+            key = str(rec.get("name") or rec["device"])
+            held = worst.get(key)
+            if held is None or _ratio(rec) < _ratio(held[1]):
+                worst[key] = (r["framework"], rec)
+    return [f for key, (fw, rec) in worst.items() if (f := _clock_finding(key, fw, rec)) is not None]
+
+
+def _ratio(rec: dict[str, Any]) -> float:
+    return float(rec["sustained_tflops"]) / float(rec.get("tflops") or rec["sustained_tflops"])
+
+
+def _clock_finding(gpu: str, framework: str, rec: dict[str, Any]) -> Finding | None:
+    clocks = rec["clocks"]
+    kinds = {r["kind"] for r in clocks.get("reasons") or []}
+    speed = (
+        f"{framework} {rec['dtype']} GEMMs run at {rec['tflops']:.0f} TFLOP/s in a burst and "
+        f"{rec['sustained_tflops']:.0f} sustained, SM clock {clocks.get('sm_mhz')} of {clocks.get('max_sm_mhz')} MHz"
+    )
+    evidence = [
+        f"clocks after the sustained GEMMs: {clocks.get('sm_mhz')} MHz SM, {clocks.get('power_w')} W of "
+        f"{clocks.get('power_limit_w')} W, {clocks.get('temperature_c')} C",
+        "NVML clock-event reasons: " + (", ".join(r["name"] for r in clocks.get("reasons") or []) or "none"),
+    ]
+    slowdowns = [r["name"] for r in clocks.get("reasons") or [] if r["kind"] == "slowdown"]
+    if slowdowns:
+        return finding(
+            f"probe-clocks-limited-{rec['device']}",
+            "hardware-fault",
+            Severity.WARNING,
+            f"{gpu} slows down to protect itself ({', '.join(slowdowns)}): {speed}",
+            LAYER,
+            evidence=evidence,
+            fix=[
+                "nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER  (which slowdown is active, and the temperatures)",
+                "Check the cooling: fans, airflow, a blocked heatsink, the room; then run dcgmi diag -r 3",
+            ],
+        )
+    if "cap" in kinds and _ratio(rec) < 0.9:
+        return finding(
+            f"probe-clocks-limited-{rec['device']}",
+            "hardware-fault",
+            Severity.INFO,
+            f"{gpu} holds its {clocks.get('power_limit_w')} W power limit under sustained GEMMs: {speed}. "
+            "Normal for this board at full load; the burst figure is the one compared with the datasheet",
+            LAYER,
+            evidence=evidence,
+            fix=[
+                "nvidia-smi -q -d POWER  (a 'Current Power Limit' below the 'Default Power Limit' costs sustained speed)"
+            ],
+            generic_fixes=False,
+        )
+    return None

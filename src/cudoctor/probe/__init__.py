@@ -31,7 +31,16 @@ DIST_NAMES = {
 }
 ASYNC_HINT = re.compile(r"asynchronously reported|CUDA_LAUNCH_BLOCKING", re.I)
 
-DEFAULTS: dict[str, Any] = {"check_n": 256, "cpu_n": 1024, "gpu_n": 8192, "min_time": 0.3, "stress": 0}
+# settle_s / sustained_s: GPU only (idle before the burst; how long the sustained figure runs).
+DEFAULTS: dict[str, Any] = {
+    "check_n": 256,
+    "cpu_n": 1024,
+    "gpu_n": 8192,
+    "min_time": 0.3,
+    "stress": 0,
+    "settle_s": 1.0,
+    "sustained_s": 1.0,
+}
 
 
 def installed(sys_path: Sequence[str] | None = None) -> list[str]:
@@ -126,6 +135,12 @@ def peak_for(name: str | None, dtype: str) -> tuple[float, str] | None:
     return None
 
 
+def clock_reasons(mask: int) -> list[dict[str, str]]:
+    """NVML's clock-event reason mask as [{name, kind}] (knowledge/probe.toml [[clock_event_reason]])."""
+    rows = knowledge.table("probe")["clock_event_reason"]
+    return [{"name": r["name"], "kind": r["kind"]} for r in rows if mask & int(r["bit"])]
+
+
 def evaluate(rec: dict[str, Any]) -> dict[str, Any]:
     """Add tolerance, pass/fail, throughput and percentage of the datasheet peak to one result."""
     tol = knowledge.table("probe")["tolerance"].get(rec["dtype"])
@@ -138,6 +153,12 @@ def evaluate(rec: dict[str, Any]) -> dict[str, Any]:
         if peak:
             rec["peak_tflops"], rec["peak_of"] = peak
             rec["pct_of_peak"] = round(100 * rec["tflops"] / peak[0], 1)
+        if rec.get("sustained_seconds"):
+            rec["sustained_tflops"] = round(2 * rec["n"] ** 3 / rec["sustained_seconds"] / 1e12, 4)
+            if peak:
+                rec["sustained_pct_of_peak"] = round(100 * rec["sustained_tflops"] / peak[0], 1)
+    if isinstance(rec.get("clocks"), dict) and "reasons_mask" in rec["clocks"]:
+        rec["clocks"]["reasons"] = clock_reasons(int(rec["clocks"]["reasons_mask"]))
     if rec.get("stress_mismatches"):
         rec["correct"] = False
     return rec

@@ -7,6 +7,7 @@ product of the same inputs computed with numpy; timing uses CUDA events on GPUs.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -54,6 +55,48 @@ def stress_mismatches(run, first, count):  # type: ignore[no-untyped-def]
     for _ in range(count):
         bad += int(not np.array_equal(np.asarray(run()), first))
     return bad
+
+
+def gpu_timing(window, cfg, pci_bus_id):  # type: ignore[no-untyped-def]
+    """Burst and sustained seconds per product on a GPU, and the clocks NVML reports after the sustained part.
+
+    `window(calls)` runs `calls` products back to back and returns seconds per product. The burst (after
+    `settle_s` idle, 3 warm-ups, median of 3 windows of 10) is what the chip does at its boost clock; the
+    sustained figure (windows for `sustained_s`) is what it holds under its power and thermal limits: an
+    H100 at 700 W reaches its power cap within about 0.1 s of bf16 GEMMs (bench/gpu_gemm_clocks.py)."""
+    time.sleep(cfg["settle_s"])
+    window(3)
+    burst = sorted(window(10) for _ in range(3))[1]
+    samples = []
+    deadline = time.perf_counter() + cfg["sustained_s"]
+    while len(samples) < 3 or (time.perf_counter() < deadline and len(samples) < 200):
+        samples.append(window(10))
+    samples.sort()
+    out = {"seconds": burst, "sustained_seconds": samples[len(samples) // 2]}
+    clocks = nvml_clocks(pci_bus_id)
+    if clocks:
+        out["clocks"] = clocks
+    return out
+
+
+def nvml_clocks(pci_bus_id):  # type: ignore[no-untyped-def]
+    """SM clock, power and the clock-event reason mask of one GPU from NVML (None without nvidia-ml-py)."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        h = pynvml.nvmlDeviceGetHandleByPciBusId_v2(pci_bus_id)
+        reasons = getattr(pynvml, "nvmlDeviceGetCurrentClocksEventReasons", None)
+        return {
+            "sm_mhz": pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM),
+            "max_sm_mhz": pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM),
+            "power_w": round(pynvml.nvmlDeviceGetPowerUsage(h) / 1000, 1),
+            "power_limit_w": round(pynvml.nvmlDeviceGetEnforcedPowerLimit(h) / 1000, 1),
+            "temperature_c": pynvml.nvmlDeviceGetTemperature(h, pynvml.NVML_TEMPERATURE_GPU),
+            "reasons_mask": (reasons or pynvml.nvmlDeviceGetCurrentClocksThrottleReasons)(h),
+        }
+    except Exception:  # no nvidia-ml-py, no NVML, a device NVML does not know: clocks stay unknown
+        return None
 
 
 # ---------------------------------------------------------------- frameworks
@@ -142,7 +185,8 @@ def _torch_one(torch, dev, dtype, a, b, ref, cfg):  # type: ignore[no-untyped-de
     ta, tb = torch.randn(n, n, device=dev).to(tdt), torch.randn(n, n, device=dev).to(tdt)
     out = torch.empty(n, n, device=dev, dtype=tdt)
     if gpu:
-        rec["seconds"] = _cuda_event_time(torch, lambda: torch.matmul(ta, tb, out=out), cfg["min_time"])
+        window = functools.partial(_cuda_event_window, torch, lambda: torch.matmul(ta, tb, out=out))
+        rec.update(gpu_timing(window, cfg, _torch_pci_bus_id(torch, dev)))
         rec["name"] = torch.cuda.get_device_name(dev)
     else:
         rec["seconds"] = timed(lambda: torch.matmul(ta, tb, out=out), cfg["min_time"])
@@ -156,25 +200,20 @@ def _torch_one(torch, dev, dtype, a, b, ref, cfg):  # type: ignore[no-untyped-de
     return rec
 
 
-def _cuda_event_time(torch, fn, min_time):  # type: ignore[no-untyped-def]
-    """Median ms per call from CUDA events over windows of back-to-back calls, after warm-up."""
-    for _ in range(3):
+def _cuda_event_window(torch, fn, calls):  # type: ignore[no-untyped-def]
+    """Seconds per call over `calls` back-to-back calls, from CUDA events."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(calls):
         fn()
-    torch.cuda.synchronize()
-    per_call = []
-    deadline = time.perf_counter() + max(min_time, 1.0)
-    while len(per_call) < 5 or time.perf_counter() < deadline:
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(10):
-            fn()
-        end.record()
-        end.synchronize()
-        per_call.append(start.elapsed_time(end) / 10 / 1000)
-        if len(per_call) > 200:
-            break
-    per_call.sort()
-    return per_call[len(per_call) // 2]
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / calls / 1000
+
+
+def _torch_pci_bus_id(torch, dev):  # type: ignore[no-untyped-def]
+    p = torch.cuda.get_device_properties(dev)
+    return f"{p.pci_domain_id:08x}:{p.pci_bus_id:02x}:{p.pci_device_id:02x}.0"
 
 
 def tensorflow_probe(cfg):  # type: ignore[no-untyped-def]
@@ -210,6 +249,19 @@ def tensorflow_probe(cfg):  # type: ignore[no-untyped-def]
     return info, out
 
 
+def _host_window(fn, sync=None, calls=10):  # type: ignore[no-untyped-def]
+    """Seconds per call over `calls` calls queued back to back, one synchronisation at the end (host timer;
+    without `sync`, the last result's block_until_ready)."""
+    start = time.perf_counter()
+    for _ in range(calls):
+        last = fn()
+    if sync is None:
+        last.block_until_ready()
+    else:
+        sync()
+    return (time.perf_counter() - start) / calls
+
+
 def jax_probe(cfg):  # type: ignore[no-untyped-def]
     import jax
 
@@ -235,8 +287,6 @@ def _jax_rows(gpu):  # type: ignore[no-untyped-def]
 
 
 def _jax_one(jax, dev, label, dtype, precision, check, cfg):  # type: ignore[no-untyped-def]
-    import functools
-
     import jax.numpy as jnp
 
     a, b, ref = check
@@ -250,7 +300,10 @@ def _jax_one(jax, dev, label, dtype, precision, check, cfg):  # type: ignore[no-
         rec["name"] = dev.device_kind
     n = cfg["gpu_n"] if gpu else (cfg["cpu_n"] if dtype in ("float32", "float64") else cfg["cpu_n"] // 2)
     ta = jax.device_put(jax.random.normal(jax.random.key(1), (n, n), dtype=dtype), dev)
-    rec["seconds"] = timed(lambda: mm(ta, ta).block_until_ready(), cfg["min_time"])
+    if gpu:
+        rec.update(gpu_timing(functools.partial(_host_window, lambda: mm(ta, ta), None), cfg, None))
+    else:
+        rec["seconds"] = timed(lambda: mm(ta, ta).block_until_ready(), cfg["min_time"])
     rec["n"] = n
     if cfg["stress"]:
         first = mm(ta, ta)
@@ -279,7 +332,8 @@ def _cupy_one(cp, i, dtype, check, cfg):  # type: ignore[no-untyped-def]
     rec = {"device": f"cuda:{i}", "dtype": dtype, "rel_err": rel_err(cp.asnumpy(x @ y), ref)}
     n = cfg["gpu_n"]
     ta = cp.random.default_rng(1).standard_normal((n, n), dtype="float64").astype(dtype)
-    rec["seconds"] = timed(lambda: (ta @ ta, cp.cuda.Device().synchronize()), cfg["min_time"])
+    window = functools.partial(_host_window, lambda: ta @ ta, cp.cuda.Device().synchronize)
+    rec.update(gpu_timing(window, cfg, cp.cuda.runtime.deviceGetPCIBusId(i)))
     rec["n"] = n
     if cfg["stress"]:
         first = cp.asnumpy(ta @ ta)

@@ -15,8 +15,25 @@ def _fmt_tflops(rec: dict[str, Any]) -> str:
     return text
 
 
+def _fmt_sustained(rec: dict[str, Any]) -> str:
+    """Sustained TFLOP/s with the SM clock and NVML's limiting reasons after it (GPU rows only)."""
+    t = rec.get("sustained_tflops")
+    if t is None:
+        return "-"
+    text = f"{t:.1f}" + (
+        f" ({rec['sustained_pct_of_peak']:.0f}%)" if rec.get("sustained_pct_of_peak") else ""
+    )
+    clocks = rec.get("clocks") or {}
+    if clocks.get("sm_mhz"):
+        limits = [r["name"] for r in clocks.get("reasons") or [] if r["kind"] in ("cap", "slowdown")]
+        text += f" SM {clocks['sm_mhz']}/{clocks.get('max_sm_mhz')} MHz" + (
+            f" {','.join(limits)}" if limits else ""
+        )
+    return text
+
+
 def table(results: list[dict[str, Any]]) -> list[str]:
-    rows = [("framework", "device", "dtype", "rel. error", "ok", "n", "throughput")]
+    rows = [("framework", "device", "dtype", "rel. error", "ok", "n", "throughput", "sustained")]
     for r in results:
         if r.get("status") != "ok":
             diag = (r.get("diagnosis") or {}).get("cause", "")
@@ -29,6 +46,7 @@ def table(results: list[dict[str, Any]]) -> list[str]:
                     "FAILED",
                     "-",
                     f"{r.get('status')}: {r.get('detail')}" + (f" -> {diag}" if diag else ""),
+                    "-",
                 )
             )
             continue
@@ -45,6 +63,7 @@ def table(results: list[dict[str, Any]]) -> list[str]:
                     ok,
                     str(rec.get("n", "-")),
                     _fmt_tflops(rec),
+                    _fmt_sustained(rec),
                 )
             )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
