@@ -80,12 +80,17 @@ def gpu_timing(window, cfg, pci_bus_id):  # type: ignore[no-untyped-def]
 
 
 def nvml_clocks(pci_bus_id):  # type: ignore[no-untyped-def]
-    """SM clock, power and the clock-event reason mask of one GPU from NVML (None without nvidia-ml-py)."""
+    """SM clock, power and the clock-event reason mask of one GPU from NVML; None without nvidia-ml-py,
+    {"error": ...} when NVML cannot answer (so a recording shows why)."""
     try:
         import pynvml
-
+    except ImportError:
+        return None
+    try:
         pynvml.nvmlInit()
-        h = pynvml.nvmlDeviceGetHandleByPciBusId_v2(pci_bus_id)
+        h = _nvml_handle(pynvml, pci_bus_id)
+        if h is None:
+            return {"error": "which NVML device this is is unknown (no PCI bus id, several GPUs)"}
         reasons = getattr(pynvml, "nvmlDeviceGetCurrentClocksEventReasons", None)
         return {
             "sm_mhz": pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM),
@@ -95,8 +100,18 @@ def nvml_clocks(pci_bus_id):  # type: ignore[no-untyped-def]
             "temperature_c": pynvml.nvmlDeviceGetTemperature(h, pynvml.NVML_TEMPERATURE_GPU),
             "reasons_mask": (reasons or pynvml.nvmlDeviceGetCurrentClocksThrottleReasons)(h),
         }
-    except Exception:  # no nvidia-ml-py, no NVML, a device NVML does not know: clocks stay unknown
-        return None
+    except Exception as exc:  # NVML missing or refusing: the clocks stay unknown, the reason is kept
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def _nvml_handle(pynvml, pci_bus_id):  # type: ignore[no-untyped-def]
+    """NVML's handle for the device: by PCI bus id (NVML orders devices by PCI, CUDA by speed and
+    CUDA_VISIBLE_DEVICES), or the only GPU there is."""
+    if pci_bus_id:
+        return pynvml.nvmlDeviceGetHandleByPciBusId(pci_bus_id)
+    if pynvml.nvmlDeviceGetCount() == 1:
+        return pynvml.nvmlDeviceGetHandleByIndex(0)
+    return None
 
 
 # ---------------------------------------------------------------- frameworks
