@@ -18,7 +18,7 @@ import pytest
 
 from cudoctor.explainer import rank, scan
 from cudoctor.facts import driverlibs, loader
-from cudoctor.model import Fact, Snapshot
+from cudoctor.model import Fact, Severity, Snapshot
 from tests.conftest import build_shared_lib, finding_ids, needs_gcc, run_check, stated
 
 pytestmark = needs_gcc
@@ -43,6 +43,11 @@ def driver_lib(directory: Path, soname: str, version: str, *flags: str) -> Path:
 
 
 NVVM70 = "libnvidia-nvvm70.so.4"  # R575+: one file name for every driver version
+H100_TORCH = {
+    "version": "2.11.0+cu130",
+    "cuda": "13.0",
+    "build": "cuda",
+}  # tests/fixtures/gpu/h100/check.json
 
 
 def legacy_jit_lto(directory: Path) -> Path:
@@ -129,6 +134,27 @@ def test_an_r575_libcuda_without_libnvidia_nvvm70_warns_for_cuda_11_applications
     ).findings
     assert f.subject == NVVM70 and "libnvidia-nvvm70 is not" in f.title and "CUDA 11.x or older" in f.title
     assert "(libnvidia-nvvm70.so.4)" in f.fix[0] and "nvvm70'" in f.fix[0] and "#1876" in f.fix[-1]
+    # only CUDA 11-or-older builds need it: a warning beside one, a note where all is CUDA 12+ (the
+    # recorded H100 machine, tests/fixtures/gpu/h100, lacks it and runs CUDA 13 builds)
+    libs = facts["driver.libraries"].value
+    for torch, severity in (
+        ({"version": "2.0.1+cu118", "cuda": "11.8"}, Severity.WARNING),
+        (H100_TORCH, Severity.INFO),
+    ):
+        [f] = run_check(
+            "driver-libs-incomplete", stated({}, driver__libraries=libs, framework__torch=torch)
+        ).findings
+        assert f.severity is severity and any(torch["cuda"] in e or "below 12" in e for e in f.evidence)
+    assert f.severity is Severity.INFO and f.evidence[-1] == "nothing here is built for CUDA below 12"
+    [f] = run_check(
+        "driver-libs-incomplete",
+        stated(
+            {}, driver__libraries=libs, cuda__toolkits=[{"version": "11.8", "root": "/usr/local/cuda-11.8"}]
+        ),
+    ).findings
+    assert (
+        f.severity is Severity.WARNING and f.evidence[-1] == "the CUDA 11.8 toolkit at /usr/local/cuda-11.8"
+    )
     # found beside libcuda under its unversioned name: silent
     legacy_jit_lto(tmp_path / "lib")
     facts = libs_of(tmp_path / "lib")

@@ -153,3 +153,35 @@ def test_framework_that_fails_to_import_is_explained(tmp_path: Path) -> None:
         and findings[0]["cause"] == "cudnn-mismatch"
     )
     assert "perhaps" not in findings[0]["title"] and findings[0]["confidence"] == "likely"
+
+
+def _child_module():  # the child is a script, never imported by cudoctor itself
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("probe_child", probe.CHILD)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_gpu_timing_takes_the_median_burst_after_warm_up_then_a_sustained_run() -> None:
+    child = _child_module()
+    calls: list[int] = []
+    per_call = iter([9.0, 3.0, 1.0, 2.0] + [5.0] * 1000)  # warm-up, three bursts, then sustained
+
+    def window(n: int) -> float:
+        calls.append(n)
+        return next(per_call)
+
+    out = child.gpu_timing(window, {"settle_s": 0.0, "sustained_s": 0.01}, None)
+    assert calls[:4] == [3, 10, 10, 10] and len(calls) >= 7  # at least three sustained windows
+    assert out["seconds"] == 2.0 and out["sustained_seconds"] == 5.0
+    # without a GPU (or without nvidia-ml-py) no clock is invented: nothing, or NVML's own error
+    assert "clocks" not in out or set(out["clocks"]) == {"error"}
+
+
+def test_clock_reasons_decode_nvml_bits_from_the_knowledge_table() -> None:
+    assert probe.clock_reasons(0) == []
+    assert probe.clock_reasons(0x4) == [{"name": "sw-power-cap", "kind": "cap"}]
+    assert [r["kind"] for r in probe.clock_reasons(0x1 | 0x20 | 0x80)] == ["idle", "slowdown", "slowdown"]

@@ -43,7 +43,9 @@ EPILOG_PROBE = textwrap.dedent("""\
     Each framework runs in its own child process (started from /, own process group, timeout): a
     crash, a hang or an out-of-memory becomes a result, explained like a log, and the others
     still run. Results are checked against float64 (per-dtype tolerances) and throughput is
-    compared with the GPU's datasheet peak.
+    compared with the GPU's datasheet peak. On a GPU the peak is compared with a burst (after 1 s
+    idle, 3 warm-ups, CUDA events for torch); a sustained figure follows, with the SM clock and
+    what lowers it (power cap, thermal slowdown) read from NVML when nvidia-ml-py is installed.
 
     examples:
       cudoctor probe                       every installed framework, every device it sees
@@ -291,7 +293,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
-    from cudoctor.checks import run_checks
+    from cudoctor.checks import all_checks, run_checks
+    from cudoctor.checks.probe import LAYER
     from cudoctor.commands import probe_fact
     from cudoctor.model import Report, Snapshot
     from cudoctor.render import documents, text
@@ -300,7 +303,8 @@ def cmd_probe(args: argparse.Namespace) -> int:
         raise InputError("--stress must be >= 0 and --timeout > 0")
     snap = Snapshot(origin="live")
     snap.add(probe_fact(args.framework, args.stress, args.timeout))
-    report = Report(snap, run_checks(snap, only=["probe-failed", "probe-wrong-result", "probe-slow"]))
+    probe_checks = [c.id for c in all_checks() if c.layer == LAYER]
+    report = Report(snap, run_checks(snap, only=probe_checks))
     if args.format == "json":
         sys.stdout.write(documents.dumps(documents.report_json(report)))
     elif args.format == "markdown":

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from cudoctor import knowledge
+from cudoctor import knowledge, versions
 from cudoctor.checks import check, finding, view
 from cudoctor.model import Finding, Severity, Snapshot
 
@@ -104,13 +104,21 @@ def cublas_workspace_config(snap: Snapshot) -> list[Finding]:
     exact = table["deterministic"]
     if value in exact:
         return []
-    intended = _intended_config(value, exact)
     evidence = [f"env:CUBLAS_WORKSPACE_CONFIG = {value!r}", view.describe("torch", info)]
-    if intended is not None:
+    still_checked = _deterministic_check_applies(info, table)
+    intended = _intended_config(value, exact)
+    if intended is not None and still_checked:
         return [_near_miss(value, intended, exact, evidence)]
     if re.search(table["syntax"], value) is None:
-        return [_unread(value, evidence)]
+        return [_unread(value, evidence, still_checked)]
     return []
+
+
+def _deterministic_check_applies(info: dict[str, Any], table: dict[str, Any]) -> bool:
+    """Whether this torch's deterministic mode still compares CUBLAS_WORKSPACE_CONFIG (unknown: yes)."""
+    version = versions.parse(info.get("version"))
+    removed = versions.parse(table["deterministic_check_removed_in"])
+    return version is None or removed is None or not versions.at_least(version, removed)
 
 
 def _intended_config(value: str, exact: list[str]) -> str | None:
@@ -146,13 +154,14 @@ def _near_miss(value: str, intended: str, exact: list[str], evidence: list[str])
     )
 
 
-def _unread(value: str, evidence: list[str]) -> Finding:
+def _unread(value: str, evidence: list[str], still_checked: bool) -> Finding:
+    refuses = ", and its deterministic mode refuses it" if still_checked else ""
     return finding(
         "cublas-workspace-config",
         "determinism-unmet",
         Severity.INFO,
         f"CUBLAS_WORKSPACE_CONFIG={value!r} has no :SIZE:COUNT pair: PyTorch warns 'Could not parse "
-        "CUBLAS_WORKSPACE_CONFIG' and uses its default cuBLAS workspace, and its deterministic mode refuses it",
+        f"CUBLAS_WORKSPACE_CONFIG' and uses its default cuBLAS workspace{refuses}",
         LAYER,
         evidence=evidence,
         fix=[

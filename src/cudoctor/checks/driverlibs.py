@@ -79,11 +79,16 @@ def driver_libs_incomplete(snap: Snapshot) -> list[Finding]:
         if problem is None:
             continue
         title, evidence = problem
+        severity = Severity.WARNING
+        if "matters_below_cuda" in row:
+            old_builds = _cuda_builds_below(snap, int(row["matters_below_cuda"]))
+            evidence += old_builds or [f"nothing here is built for CUDA below {row['matters_below_cuda']}"]
+            severity = Severity.WARNING if old_builds else Severity.INFO
         out.append(
             finding(
                 "driver-libs-incomplete",
                 "cuda-libs-missing",
-                Severity.WARNING,
+                severity,
                 f"{title}: {row['needed_for']} will fail with '{row['symptom']}'",
                 LAYER,
                 evidence=evidence,
@@ -93,3 +98,25 @@ def driver_libs_incomplete(snap: Snapshot) -> list[Finding]:
             )
         )
     return out
+
+
+FRAMEWORK_CUDA = ("torch", "tensorflow", "jax", "cupy")
+
+
+def _cuda_builds_below(snap: Snapshot, major: int) -> list[str]:
+    """'<what> is built for CUDA X.Y' for every framework build and toolkit here older than CUDA `major`."""
+    found = []
+    for name in FRAMEWORK_CUDA:
+        info = snap.value(f"framework.{name}")
+        cuda = info.get("cuda") if isinstance(info, dict) else None
+        if isinstance(cuda, str) and _major(cuda) < major:
+            found.append(f"{name} {info.get('version')} is built for CUDA {cuda}")
+    for kit in snap.value("cuda.toolkits") or []:
+        if isinstance(kit, dict) and isinstance(kit.get("version"), str) and _major(kit["version"]) < major:
+            found.append(f"the CUDA {kit['version']} toolkit at {kit.get('root')}")
+    return found
+
+
+def _major(version: str) -> int:
+    head = version.split(".")[0]
+    return int(head) if head.isdigit() else 99
