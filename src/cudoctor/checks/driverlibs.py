@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from cudoctor import knowledge, versions
-from cudoctor.checks import check, finding
+from cudoctor.checks import check, finding, view
 from cudoctor.model import Finding, Severity, Snapshot
 
 LAYER = "GPU & driver"
@@ -100,23 +100,19 @@ def driver_libs_incomplete(snap: Snapshot) -> list[Finding]:
     return out
 
 
-FRAMEWORK_CUDA = ("torch", "tensorflow", "jax", "cupy")
-
-
 def _cuda_builds_below(snap: Snapshot, major: int) -> list[str]:
     """'<what> is built for CUDA X.Y' for every framework build and toolkit here older than CUDA `major`."""
-    found = []
-    for name in FRAMEWORK_CUDA:
-        info = snap.value(f"framework.{name}")
-        cuda = info.get("cuda") if isinstance(info, dict) else None
-        if isinstance(cuda, str) and _major(cuda) < major:
-            found.append(f"{name} {info.get('version')} is built for CUDA {cuda}")
+    found = [
+        f"{name} {info.get('version')} is built for CUDA {info['cuda']}"
+        for name, info in view.frameworks(snap)
+        if _below(info.get("cuda"), major)
+    ]
     for kit in snap.value("cuda.toolkits") or []:
-        if isinstance(kit, dict) and isinstance(kit.get("version"), str) and _major(kit["version"]) < major:
+        if isinstance(kit, dict) and _below(kit.get("version"), major):
             found.append(f"the CUDA {kit['version']} toolkit at {kit.get('root')}")
     return found
 
 
-def _major(version: str) -> int:
-    head = version.split(".")[0]
-    return int(head) if head.isdigit() else 99
+def _below(version: Any, major: int) -> bool:
+    parsed = versions.parse(version) if isinstance(version, str) else None
+    return parsed is not None and parsed[0] < major
