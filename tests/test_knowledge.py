@@ -13,7 +13,7 @@ from cudoctor.explainer import signatures
 from tests import regex_samples
 from tests.conftest import ROOT, SHARED
 
-EXTRA_CORPUS = os.path.join(ROOT, "tests", "fixtures", "corpus", "extra.jsonl")
+EXTRA_CORPUS = os.path.join(ROOT, "src", "cudoctor", "knowledge", "corpus", "extra.jsonl")
 
 
 def test_tables_validate() -> None:

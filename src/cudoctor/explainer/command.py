@@ -10,7 +10,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from cudoctor.explainer import benign, logfacts, rank, scan
+from cudoctor.explainer import benign, evidence, logfacts, rank, scan
+from cudoctor.facts.stated import KEYS as stated_keys
 from cudoctor.inputs import InputError, build_snapshot
 from cudoctor.model import Snapshot
 
@@ -67,15 +68,32 @@ def run_scan(path: str) -> scan.ScanResult:
     return result
 
 
-def _other_text(facts_path: str | None) -> str:
+def _stated(facts_path: str | None) -> dict[str, Any]:
+    """The facts file as the person wrote it (build_snapshot has already refused a bad one)."""
     if not facts_path:
-        return ""
+        return {}
     try:
         with open(facts_path, encoding="utf-8") as fh:
             data = json.load(fh)
     except (OSError, ValueError):
-        return ""
-    return str(data.get("other", "")) if isinstance(data, dict) else ""
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def similar_json(exp: rank.Explanation) -> list[dict[str, Any]]:
+    """The solved public reports most like this log, close enough to show."""
+    if exp.learned is None:
+        return []
+    return [
+        {
+            "source": h.report.source,
+            "causes": list(h.report.causes),
+            "resolution": h.report.resolution,
+            "score": h.score,
+            "id": h.report.id,
+        }
+        for h in exp.learned.shown()
+    ]
 
 
 def to_json(exp: rank.Explanation, framework: str | None = None) -> dict[str, Any]:
@@ -111,6 +129,8 @@ def to_json(exp: rank.Explanation, framework: str | None = None) -> dict[str, An
             {"line": m.line, "signature": m.sig.id, "text": m.text[:500], "captures": m.captures}
             for m in exp.matches[:200]
         ],
+        "similar": similar_json(exp),
+        "notes": [exp.learned.note] if exp.learned is not None and exp.learned.note else [],
         "benign": benign.to_json(exp.scan.benign),
         "stats": {
             "lines": exp.scan.lines,
@@ -185,6 +205,8 @@ def to_text(doc: dict[str, Any], verbose: bool) -> str:
             out.append(f"   fix {j}: {step}")
         if c["fix"] and not steps:
             out.append(f"   fix: the steps under {_first_listing(doc['causes'], c['fix'][0])} above")
+    out += _similar_text(doc["similar"])
+    out += [f"note: {n}" for n in doc["notes"]]
     out += _benign_text(doc["benign"], full=verbose or not root)
     if (doc["benign"] or root) and not shows_error(root):
         out += ["", RERUN_HINT]
@@ -210,6 +232,17 @@ RERUN_HINT = (
     "If your program failed, its error is not in this log. Capture all of its output "
     "(python train.py 2>&1 | tee run.log) and run: cudoctor explain run.log"
 )
+
+
+def _similar_text(similar: list[dict[str, Any]]) -> list[str]:
+    """The solved reports most like this log: how close, what the cause was, what fixed it, where."""
+    if not similar:
+        return []
+    out = ["", "Similar solved reports:"]
+    for s in similar:
+        out.append(f"- {s['score']:.2f}  {', '.join(s['causes'])}: {s['resolution'][:300]}")
+        out.append(f"    {s['source']}")
+    return out
 
 
 def _benign_text(hits: list[dict[str, Any]], full: bool) -> list[str]:
@@ -254,6 +287,12 @@ def to_markdown(doc: dict[str, Any]) -> str:
             lines += ["Fix:", ""] + [f"{j}. {s}" for j, s in enumerate(steps, 1)] + [""]
         elif c["fix"]:
             lines += [f"Fix: the steps under {_first_listing(doc['causes'], c['fix'][0])} above.", ""]
+    if doc["similar"]:
+        lines += ["### Similar solved reports", ""]
+        lines += [
+            f"- [{s['source']}]({s['source']}) ({s['score']:.2f}, `{', '.join(s['causes'])}`): {s['resolution']}"
+            for s in doc["similar"]
+        ] + [""]
     if doc["benign"]:
         lines += ["### Known harmless lines", ""]
         lines += [f"- line {h['line']}: {h['title']}. {h['why']}" for h in doc["benign"]] + [""]
@@ -267,7 +306,9 @@ def run_explain(args: argparse.Namespace) -> int:
     hint = guess_framework(result)
     snap: Snapshot = build_snapshot(args.facts, args.snapshot, live=not args.no_live, framework_hint=hint)
     snap = logfacts.fill(snap, result.facts, hint)
-    exp = rank.explain(result, snap, other=_other_text(args.facts))
+    stated = _stated(args.facts)
+    found = evidence.gather(result, {k: v for k, v in stated.items() if k in stated_keys})
+    exp = rank.explain(result, snap, other=str(stated.get("other", "")), learned=found)
     doc = to_json(exp, hint)
     if args.format == "json":
         sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")

@@ -14,7 +14,7 @@ from typing import Any
 
 from cudoctor import knowledge, versions
 from cudoctor.checks import run_checks, view
-from cudoctor.explainer import gpu_rules, setting_rules, signatures, summaries
+from cudoctor.explainer import evidence, gpu_rules, readers, setting_rules, signatures, summaries
 from cudoctor.explainer.ranked import CONFIRM, RULE_OUT, RankedCause, bump
 from cudoctor.explainer.scan import Match, ScanResult
 from cudoctor.explainer.summaries import Summary
@@ -35,6 +35,7 @@ class Explanation:
     findings: list[Finding]
     scan: ScanResult
     summary: Summary | None = None  # with no root: the fallback line is a launcher's summary of this kind
+    learned: evidence.Evidence | None = None  # the model's distribution and the similar solved reports
 
 
 def pick_root(matches: list[Match]) -> Match | None:
@@ -59,19 +60,33 @@ ERROR_LOOKING = re.compile(
 )
 
 
+# A line that reports a failure without the word error: a library not found, a process killed,
+# a GPU count of zero, a warning that something will hang.
+SYMPTOM = re.compile(
+    r"\b(?:cannot|can't|could not|couldn't|unable to|failed|failure|not found|not implemented|not supported"
+    r"|unsupported|insufficient|mismatch|incompatible|killed|out of memory|will hang|may hang|warning)\b"
+    r"|\bavailable\W{1,3}(?:0|false)\b|\bwith cuda\W{1,3}false\b|\bdevice count\W{1,3}0\b",
+    re.I,
+)
+
+
 def looks_like_error(text: str) -> bool:
-    """Whether a line reads like an exception, an error report (Error, Exception, FAIL) or a
-    process that died on a signal (Segmentation fault, Aborted (core dumped), SIGBUS)."""
-    return ERROR_LOOKING.search(text.rstrip("\r\n")) is not None
+    """Whether a line reads like an exception, an error report (Error, Exception, FAIL), a process
+    that died on a signal (Segmentation fault, Aborted (core dumped), SIGBUS), or a failure told in
+    other words (could not locate, Killed, Num GPUs Available: 0)."""
+    line = text.rstrip("\r\n")
+    return ERROR_LOOKING.search(line) is not None or SYMPTOM.search(line) is not None
 
 
 def fallback_root(scan: ScanResult) -> tuple[int, str] | None:
-    """With no signature match: the last line that looks like an exception, else the last line;
-    known harmless lines are passed over (None when they are all the log has)."""
+    """With no signature match: the last line that looks like an exception, else the last line that
+    tells a failure in other words, else the last line; known harmless lines are passed over (None
+    when they are all the log has)."""
     lines = scan.plain_tail()
-    for n, raw in reversed(lines):
-        if looks_like_error(raw):
-            return n, raw.rstrip()
+    for rx in (ERROR_LOOKING, SYMPTOM):
+        for n, raw in reversed(lines):
+            if rx.search(raw.rstrip("\r\n")):
+                return n, raw.rstrip()
     return lines[-1] if lines else None
 
 
@@ -436,7 +451,11 @@ def _platform_rule(ranked: dict[str, RankedCause], root: Match, snap: Snapshot) 
             bump(ranked, cause, weight, f"fact: {where}, where this message usually has this cause")
 
 
-def explain(scan: ScanResult, snap: Snapshot, other: str = "") -> Explanation:
+def explain(
+    scan: ScanResult, snap: Snapshot, other: str = "", learned: evidence.Evidence | None = None
+) -> Explanation:
+    """Rank the causes of a scanned log with the facts; `learned` (the model's distribution and the
+    similar reports) adds to them when the log holds an error, matched or only error-looking."""
     matches = relevant(drop_refined(sorted(scan.matches, key=lambda m: m.line)))
     root = pick_root(matches)
     ranked = log_scores(matches, root)
@@ -446,17 +465,42 @@ def explain(scan: ScanResult, snap: Snapshot, other: str = "") -> Explanation:
     scoped_scores(ranked, matches, findings)
     capture_rules(ranked, matches, snap, other)
     context_rules(ranked, matches, root, snap)
+    located = summaries.locate(scan.plain_tail()) if root is None else None
+    fallback = None if root is not None or located is not None else fallback_root(scan)
+    reader_scores(ranked, root, fallback)
+    if learned is not None and (root is not None or (fallback is not None and looks_like_error(fallback[1]))):
+        evidence.apply(ranked, learned, evidence.weight_for(root.sig.specificity if root else None))
     causes = sorted(
         (rc for rc in ranked.values() if rc.score > 0.04 and rc.id in knowledge.causes()),
         key=lambda rc: -rc.score,
     )
     if root is not None:
-        return Explanation(root, None, causes, matches, findings, scan)
-    located = summaries.locate(scan.plain_tail())
+        return Explanation(root, None, causes, matches, findings, scan, learned=learned)
     if located is not None:  # a launcher's summary, or the worker's own exception line above one
         entry, line, text = located
-        return Explanation(None, (line, text), causes, matches, findings, scan, entry)
-    return Explanation(None, fallback_root(scan), causes, matches, findings, scan)
+        return Explanation(None, (line, text), causes, matches, findings, scan, entry, learned)
+    return Explanation(None, fallback, causes, matches, findings, scan, learned=learned)
+
+
+# How much a reader's reading of the root line counts: beside a signature that names its cause the
+# reading adds little; on a line no signature knows it is the message's own word.
+READER_FACTOR = {3: 0.2, 2: 0.5, 1: 0.8, None: 1.0}
+
+
+def reader_scores(
+    ranked: dict[str, RankedCause], root: Match | None, fallback: tuple[int, str] | None
+) -> None:
+    """What the root line names (a status code, a library's soname and version, a version built
+    against and one found), read by table whatever its wording."""
+    if root is not None:
+        line, text, factor = root.line, root.text, READER_FACTOR.get(root.sig.specificity, 0.5)
+    elif fallback is not None and looks_like_error(fallback[1]):
+        line, text, factor = fallback[0], fallback[1], READER_FACTOR[None]
+    else:
+        return
+    for reading in readers.read_line(text):
+        for cause, weight in reading.causes.items():
+            bump(ranked, cause, weight * factor, f"line {line}: {reading.what}")
 
 
 def confidence(causes: list[RankedCause], i: int) -> float:
@@ -490,13 +534,13 @@ def cause_json(causes: list[RankedCause], i: int, framework: str | None = None) 
     if rc.generic or not fixes:
         fixes += [s for s in for_framework(text["fix"], framework) if s not in fixes]
     title = rc.findings[0].title if rc.findings else text["title"]
-    evidence = rc.evidence[:5] + [f"fact: {f.title}" for f in rc.findings] + rc.reasons
+    shown = rc.evidence[:5] + [f"fact: {f.title}" for f in rc.findings] + rc.reasons
     return {
         "id": rc.id,
         "confidence": confidence(causes, i),
         "title": title,
         "why": rc.why or text["why"],
-        "evidence": evidence,
+        "evidence": shown,
         "fix": fixes,
         "references": text["references"],
     }

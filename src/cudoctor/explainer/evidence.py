@@ -1,0 +1,89 @@
+"""Evidence that generalises beyond the signatures: the learned model's cause distribution and the
+votes of the most similar solved reports, both read from the root error's context (the matched
+lines and the log's tail, never the whole log) and the stated facts.
+
+Both stages load lazily; when their files are missing or damaged explain still works on its
+signatures, and `note` says in one line that this stage is unavailable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+from cudoctor.explainer import corpus, learned, similar, tokens
+from cudoctor.explainer.ranked import RankedCause, bump
+from cudoctor.explainer.scan import ScanResult
+
+LEARNED_WEIGHT = 0.35  # the model's probability for a cause, scaled to the signatures' priors (0..1)
+SIMILAR_WEIGHT = 0.5  # the similarity of the nearest reports that confirm the cause (similar.votes)
+NEW_CAUSE_AT = 0.08  # a cause no signature or fact named is added only from this probability on
+REASON_AT = 0.25  # a probability or vote share worth a line of evidence
+
+
+@dataclasses.dataclass
+class Evidence:
+    distribution: dict[str, float] = dataclasses.field(default_factory=dict)
+    hits: list[similar.Hit] = dataclasses.field(default_factory=list)  # best first, all of them
+    note: str | None = None  # why a stage is unavailable
+
+    def shown(self) -> list[similar.Hit]:
+        """The similar reports worth showing: up to three that are close enough."""
+        return [h for h in self.hits[:3] if h.score >= similar.SHOW_AT]
+
+
+def excerpt(scan: ScanResult) -> str:
+    """The root error's context: the matched lines and the log's last lines (harmless ones left out)."""
+    return tokens.excerpt([(m.line, m.text) for m in scan.matches[:200]] + scan.plain_tail())
+
+
+def gather(
+    scan: ScanResult,
+    stated: Mapping[str, object] | None = None,
+    model: learned.Model | None = None,
+    index: similar.Index | None = None,
+    exclude: frozenset[str] = frozenset(),
+) -> Evidence:
+    """The learned distribution and the nearest solved reports for this log; the shipped model and
+    corpus unless others are given (cross-validation passes held-out ones, and the threads to exclude)."""
+    toks = tokens.tokens(excerpt(scan), stated)
+    ev = Evidence()
+    try:
+        model = model or learned.load()
+        ev.distribution = learned.distribution(model, toks)
+    except learned.ModelError as exc:
+        ev.note = f"the learned stage is unavailable ({exc})"
+    try:
+        index = index or similar.shipped()
+        ev.hits = similar.nearest(index, toks, k=similar.VOTE_K, exclude=exclude)
+    except corpus.CorpusError as exc:
+        ev.note = (ev.note + "; " if ev.note else "") + f"the similar-reports stage is unavailable ({exc})"
+    return ev
+
+
+# How much the learned stage counts beside the root error's signature: little beside a message
+# that names its cause, more beside an ambiguous one, most where no signature matched.
+WEIGHT_BY_SPECIFICITY = {3: 0.25, 2: 1.0, 1: 1.5, None: 2.0}
+
+
+def weight_for(specificity: int | None) -> float:
+    return WEIGHT_BY_SPECIFICITY.get(specificity, 1.0)
+
+
+def apply(ranked: dict[str, RankedCause], ev: Evidence, weight: float = 1.0) -> None:
+    """Add the model's probabilities and the nearest reports' votes to the causes being ranked."""
+    votes = similar.votes([h for h in ev.hits if h.score >= similar.SHOW_AT])
+    for cause in set(ev.distribution) | set(votes):
+        p, v = ev.distribution.get(cause, 0.0), votes.get(cause, 0.0)
+        if cause not in ranked and max(p, v) < NEW_CAUSE_AT:
+            continue
+        amount = weight * (LEARNED_WEIGHT * p + SIMILAR_WEIGHT * v)
+        reasons = []
+        if p >= REASON_AT:
+            reasons.append(f"learned from solved reports: {p:.0%} for this cause")
+        if v >= REASON_AT:
+            reasons.append(f"the closest solved reports confirm this cause (vote {v:.2f})")
+        if reasons:
+            bump(ranked, cause, amount, "; ".join(reasons))
+        else:
+            ranked.setdefault(cause, RankedCause(cause, 0.0)).score += amount

@@ -1,0 +1,346 @@
+"""Readers: what a log line *names*, read by table rather than by wording.
+
+Three readers, each pure (one line in, readings out; the tables come from knowledge/status_codes.toml):
+
+- status-code: a status name of a CUDA library (cudaErrorMemoryAllocation, CUBLAS_STATUS_ALLOC_FAILED,
+  ncclSystemError, ...), or a number where the line says which enum it belongs to ("CUDA error = 999",
+  "cudaGetDeviceProperties returned 802", "CUSOLVER_STATUS_SUCCESS (7 vs. 0)", or the number next to its
+  own text: "Error 803: system has unsupported display driver ..."). A bare number is never a code.
+- soname: a CUDA library's soname or DLL in a line that says it could not be loaded, and the version
+  it carries (libcudnn.so.8 -> cuDNN 8, cudart64_110.dll -> CUDA 11.0).
+- compiled-vs-loaded: a library built against one version and found at another, in any word order
+  ("Loaded runtime CuDNN library: 8.0.5 but source was compiled with: 8.1.0"), or a driver said to
+  be too old.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+from collections.abc import Callable
+from typing import Any
+
+from cudoctor import knowledge, versions
+
+MAX_LINE = 4000  # characters of a line the readers look at
+
+
+@dataclasses.dataclass(frozen=True)
+class Reading:
+    reader: str  # "status-code" | "soname" | "compiled-vs-loaded"
+    causes: dict[str, float]
+    what: str
+    facts: dict[str, str]
+
+
+def read_line(text: str) -> list[Reading]:
+    line = text[:MAX_LINE]
+    return _status_codes(line) + _sonames(line) + _compiled_vs_loaded(line)
+
+
+# ------------------------------------------------------------------ status codes
+@dataclasses.dataclass(frozen=True)
+class _Tables:
+    names: dict[str, tuple[dict[str, Any], dict[str, Any]]]  # NAME (upper) -> (enum, row)
+    numbers: dict[tuple[str, int], list[tuple[dict[str, Any], bool]]]  # (enum id, n) -> [(row, old)]
+    enums: list[dict[str, Any]]
+    label_re: re.Pattern[str]
+    label_of: dict[str, str]  # lower-case label -> enum id
+    success_re: re.Pattern[str]
+
+
+@functools.cache
+def _tables() -> _Tables:
+    data = knowledge.table("status_codes")
+    names: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+    numbers: dict[tuple[str, int], list[tuple[dict[str, Any], bool]]] = {}
+    label_of: dict[str, str] = {}
+    for enum in data["enum"]:
+        for row in enum["code"]:
+            for name in [row["name"], *row.get("aliases", [])]:
+                names[name.upper()] = (enum, row)
+            for key, old in (("code", False), ("old_code", True)):
+                if key in row:
+                    numbers.setdefault((enum["id"], row[key]), []).append((row, old))
+        label_of.update({label.lower(): enum["id"] for label in enum.get("labels", [])})
+    labels = "|".join(re.escape(x) for x in sorted(label_of, key=len, reverse=True))
+    successes = "|".join(re.escape(e["success"]) for e in data["enum"])
+    return _Tables(
+        names,
+        numbers,
+        data["enum"],
+        re.compile(rf"(?<![\w])({labels})[\s:=#(]{{0,4}}(\d{{1,5}})\b(?!\s*\(\w)", re.I),
+        label_of,
+        re.compile(rf"\b({successes})\s*\((\d{{1,5}}) vs\.? 0\)"),
+    )
+
+
+NAME_TOKEN = re.compile(
+    r"\b(?:cudaError[A-Z]\w*|CUDA_ERROR_\w+|CU(?:BLAS|DNN|SOLVER|SPARSE)_STATUS_\w+|CUFFT_\w+"
+    r"|NVRTC_ERROR_\w+|nccl[A-Z]\w*)"
+)
+CALL_RETURNED = re.compile(
+    r"\b((?:cu|nccl|nvrtc)[a-zA-Z]\w*)(?:\([^()]{0,80}\))?:?\s+(?:failed with (?:error|status)(?: code)?|returned(?: error| status)?)"
+    r"\s*[#=:]?\s*(\d{1,5})\b(?!\s*\(\w)"
+)
+FIXED_FORMATS = (  # number formats whose enum the format itself names
+    (
+        re.compile(r"\bline ?= ?\d+ error ?= ?(\d{1,4})\b"),
+        "cudaError_t",
+    ),  # THCudaCheck FAIL file=... line=... error=48
+    (
+        re.compile(r"\bCUDA error at \S+ code=(\d{1,4})\b(?!\()"),
+        "cudaError_t",
+    ),  # CUDA samples' checkCudaErrors
+    (re.compile(r"\(code #?(\d{1,4}), ERROR_[A-Z_]+\)"), "CUresult"),  # CUDA.jl: (code 999, ERROR_UNKNOWN)
+)
+NUMBER = re.compile(r"(?<![\w.])(\d{1,5})(?![\w.]|\.\d)")
+
+
+def _status_codes(line: str) -> list[Reading]:
+    t = _tables()
+    found: dict[str, Reading] = {}
+
+    def add(enum: dict[str, Any], row: dict[str, Any], old: bool = False) -> None:
+        if row["name"] in found:
+            return
+        if old:
+            code = f"{row['old_code']}, {enum['old_numbering']} numbering"
+        else:
+            code = f"{row['code']}" + (
+                f"; {row['old_code']} in {enum['old_numbering']}" if "old_code" in row else ""
+            )
+        found[row["name"]] = Reading(
+            "status-code",
+            dict(row["causes"]),
+            f"{row['name']} ({enum['kind']} {code}): {row['meaning']}",
+            {"status": row["name"], "enum": enum["id"], "code": str(row["old_code"] if old else row["code"])},
+        )
+
+    read_at: set[int] = set()  # where a number was read by its format: the text reader leaves it
+
+    def by_number(enum_id: str, m: re.Match[str], group: int) -> None:
+        n, near = int(m.group(group)), line[m.end() : m.end() + 120]
+        read_at.add(m.start(group))
+        rows = t.numbers.get((enum_id, n), [])
+        if len({id(r) for r, _ in rows}) > 1:  # two numberings disagree: the row's own text decides
+            rows = [(r, old) for r, old in rows if r.get("text") and r["text"].lower() in near.lower()]
+        if len({id(r) for r, _ in rows}) == 1:
+            enum = next(e for e in t.enums if e["id"] == enum_id)
+            add(enum, *rows[0])
+
+    for m in NAME_TOKEN.finditer(line):
+        hit = t.names.get(m.group(0).upper())
+        if hit is not None:
+            add(*hit)
+    for m in t.label_re.finditer(line):
+        by_number(t.label_of[m.group(1).lower()], m, 2)
+    for m in CALL_RETURNED.finditer(line):
+        enum_id = _enum_of_function(m.group(1))
+        if enum_id:
+            by_number(enum_id, m, 2)
+    for m in t.success_re.finditer(line):
+        enum_id = next(e["id"] for e in t.enums if e["success"] == m.group(1))
+        by_number(enum_id, m, 2)
+    for pattern, enum_id in FIXED_FORMATS:
+        for m in pattern.finditer(line):
+            by_number(enum_id, m, 1)
+    _number_next_to_text(line, add, read_at)
+    return list(found.values())
+
+
+def _enum_of_function(name: str) -> str | None:
+    """cudaMalloc -> cudaError_t, cuInit -> CUresult, cublasCreate_v2 -> cublasStatus_t."""
+    fits = [
+        (len(prefix), enum["id"])
+        for enum in _tables().enums
+        for prefix in enum.get("prefixes", [])
+        if name.startswith(prefix) and name[len(prefix) : len(prefix) + 1].isupper()
+    ]
+    return max(fits)[1] if fits else None
+
+
+def _number_next_to_text(line: str, add: Callable[..., None], read_at: set[int]) -> None:
+    """A number right beside its own row's text ("Error 803: system has unsupported display driver",
+    "unknown error (code 999"); in a line that names the enum's context (NCCL), the text alone where
+    the line quotes it ("NCCL error in: ...cpp:264, unhandled system error")."""
+    t = _tables()
+    low = line.lower()
+    enums = [e for e in t.enums if e.get("text_context", "") in low]
+    for m in NUMBER.finditer(line):
+        for enum in enums if m.start() not in read_at else []:
+            for row, old in t.numbers.get((enum["id"], int(m.group(1))), []):
+                text = row.get("text", "").lower()
+                after = low[m.end() : m.end() + len(text) + 6].lstrip(" :,)]-")
+                if text and (after.startswith(text) or _text_before(low[: m.start()], text)):
+                    add(enum, row, old)
+    for enum in enums:
+        for row in enum["code"] if enum.get("text_context") else []:
+            if row.get("text") and re.search(rf"[,:'\"]\s?{re.escape(row['text'].lower())}\b", low):
+                add(enum, row)
+
+
+def _text_before(before: str, text: str) -> bool:
+    """'<text> (code #214' / '<text>, error 4': the row's text right before its number."""
+    tail = before[-len(text) - 12 :]
+    at = tail.rfind(text)
+    return (
+        at >= 0
+        and re.fullmatch(r"[\s(,]{0,4}(?:code|error)?[\s#=:]{0,3}", tail[at + len(text) :]) is not None
+    )
+
+
+# ------------------------------------------------------------------ sonames
+LOAD_FAILED = re.compile(
+    r"cannot open shared object|(?:could not|couldn't|can't|cannot|unable to|failed to) (?:load|open|find|locate|dlopen)"
+    r"|not found|no such file|DLL load failed|\bOSError\b|\bImportError\b|Error loading|LoadLibrary failed"
+    r"|undefined symbol|not defined in file|error while loading shared libraries|Cannot dlopen|is not installed",
+    re.I,
+)
+WRONG_COPY = re.compile(r"^: (?:undefined symbol|symbol \S+, version)|^[^:]{0,3}not defined in file")
+SONAME = re.compile(
+    r"(?<![\w.-])lib([A-Za-z][\w-]*?)\.so((?:\.\d+){0,3})(?![\w-])"
+    r"|(?<![\w.-])([A-Za-z][\w-]*?)(?:64|32)?_(\d+)(?:_\d+)?\.dll\b|(?<![\w.-])(nvcuda|nvml)\.dll\b",
+    re.I,
+)
+NOT_THE_FAILURE = re.compile(r"(?:required|needed) by\b", re.I)  # the soname after it is not the one missing
+
+
+@functools.cache
+def _libraries() -> list[tuple[re.Pattern[str], dict[str, Any]]]:
+    return [
+        (re.compile(rf"(?:{row['match']})", re.I), row) for row in knowledge.table("status_codes")["library"]
+    ]
+
+
+def _sonames(line: str) -> list[Reading]:
+    if not LOAD_FAILED.search(line):
+        return []
+    hits = []
+    for m in SONAME.finditer(line):
+        base = m.group(1) or m.group(3) or m.group(5)
+        row = next((r for p, r in _libraries() if p.fullmatch(base)), None)
+        if row is None or NOT_THE_FAILURE.search(line, 0, m.start()):
+            continue
+        ver = (m.group(2) or "").lstrip(".") if m.group(1) else _dll_version(base, m.group(4) or "")
+        after = line[m.end() : m.end() + 120]
+        rank = (
+            0
+            if after.startswith((": cannot open", " => not found"))
+            else 1
+            if WRONG_COPY.search(after)
+            else 2
+        )
+        hits.append((rank, m.group(0), ver, row, rank == 1))
+    if not hits:
+        return []
+    _, soname, ver, row, wrong_copy = min(hits, key=lambda h: h[0])
+    cudnn = row["name"] == "cuDNN"
+    if wrong_copy:
+        causes = (
+            {"cudnn-mismatch": 0.85, "multiple-toolkits": 0.5}
+            if cudnn
+            else {"multiple-toolkits": 0.7, "env-path-misconfig": 0.45, "library-bug": 0.1}
+        )
+    else:
+        causes = dict(row["causes"] if ver or "unversioned_causes" not in row else row["unversioned_causes"])
+    facts = {"library": row["id"], "soname": soname}
+    if ver:
+        facts["wanted"] = ver
+        if row.get("fact"):
+            facts[row["fact"]] = ver
+    how = "is a copy that does not fit the others" if wrong_copy else "could not be loaded"
+    return [Reading("soname", causes, f"{soname} ({row['name']}{' ' + ver if ver else ''}) {how}", facts)]
+
+
+def _dll_version(base: str, digits: str) -> str:
+    """cudart64_110 -> 11.0, cudart64_101 -> 10.1, cudart64_92 -> 9.2, cublas64_12 -> 12, cudnn64_8 -> 8."""
+    if len(digits) == 3:
+        return f"{digits[:2]}.{digits[2]}"
+    if len(digits) == 2 and not digits.startswith("1") and re.match(r"cudart|nvrtc", base, re.I):
+        return f"{digits[0]}.{digits[1]}"
+    return digits
+
+
+# ------------------------------------------------------------------ compiled vs loaded
+VERSION = re.compile(
+    r"(?<![\w.:/-])(?:\((\d+), ?(\d+), ?(\d+)\)|(\d+(?:\.\d+){1,3})|(\d{4,6}))(?![\w-]|\.\d)"
+)
+SIDE_WORDS = re.compile(
+    r"\b(compiled?|built|build|source|requires?)\b|\b(loaded|found|runtime|installed|linked|detected|current|got)\b",
+    re.I,
+)
+LIBRARY_WORDS = re.compile(
+    r"\b(cudnn|cusolver|cublas(?:lt)?|cufft|cusparse|cupti|nccl|nvrtc|nvjitlink|ptxas|cuda)\b", re.I
+)
+DRIVER_OLD = re.compile(
+    r"\bdriver\b[^.]{0,60}?\b(?:is insufficient|too old|(?:is )?older than)|insufficient (?:NVIDIA |CUDA )?driver",
+    re.I,
+)
+FOUND_VERSION = re.compile(r"found version (\d{4,6})", re.I)
+
+
+def _compiled_vs_loaded(line: str) -> list[Reading]:
+    sides: dict[str, str] = {}  # "compiled" / "loaded" -> the first version written on that side
+    for m in VERSION.finditer(line):
+        words = list(SIDE_WORDS.finditer(line[max(0, m.start() - 48) : m.start()]))
+        if words:  # the nearest word before the version says which side it is
+            sides.setdefault("compiled" if words[-1].group(1) else "loaded", m.group(0))
+    driver = DRIVER_OLD.search(line)
+    if driver and "ptxas" not in line.lower():
+        found = FOUND_VERSION.search(line)
+        facts = {"library": "driver", "older": "driver"}
+        if found:
+            facts["loaded"] = versions.cuda_from_int(int(found.group(1)))
+        what = "the NVIDIA driver is older than the CUDA the program was built with"
+        return [Reading("compiled-vs-loaded", {"driver-too-old": 0.95, "no-gpu-visible": 0.1}, what, facts)]
+    if driver:  # XLA: the driver's CUDA version is older than the ptxas CUDA version
+        nums = VERSION.findall(line[driver.start() :])
+        facts = {"library": "ptxas", "older": "driver"}
+        if len(nums) >= 2:
+            facts["loaded"], facts["compiled"] = (next(x for x in n if x) for n in nums[:2])
+        what = "ptxas is newer than the CUDA version the NVIDIA driver supports"
+        return [
+            Reading("compiled-vs-loaded", {"toolchain-not-found": 0.7, "driver-too-old": 0.6}, what, facts)
+        ]
+    named = [x.lower() for x in LIBRARY_WORDS.findall(line)]
+    if len(sides) < 2 or not named:
+        return []
+    lib = next((x for x in named if x != "cuda"), "cuda")
+    compiled, loaded = (_normalise(sides[s], lib) for s in ("compiled", "loaded"))
+    c, f = versions.parse(compiled), versions.parse(loaded)
+    if c is None or f is None or c == f:
+        return []
+    older = "loaded" if f < c else "compiled"
+    if lib == "cudnn":
+        causes = {"cudnn-mismatch": 0.95, "multiple-toolkits": 0.3}
+    elif lib != "cuda" or re.search(r"\bruntime\b", line, re.I):
+        causes = (
+            {"cuda-libs-missing": 0.85, "multiple-toolkits": 0.4, "env-path-misconfig": 0.2}
+            if older == "loaded"
+            else {"multiple-toolkits": 0.6, "cuda-libs-missing": 0.4}
+        )
+    else:  # a CUDA toolkit (nvcc) other than the one the framework was built with
+        causes = {"multiple-toolkits": 0.7, "env-path-misconfig": 0.35, "toolchain-not-found": 0.3}
+    name = {"cudnn": "cuDNN", "cuda": "CUDA"}.get(lib, lib)
+    facts = {"library": lib, "compiled": compiled, "loaded": loaded, "older": older}
+    what = f"{name} {loaded} is the one found, but the program was built against {name} {compiled} ({older} is older)"
+    return [Reading("compiled-vs-loaded", causes, what, facts)]
+
+
+def _normalise(raw: str, lib: str) -> str:
+    """(8, 9, 2) -> 8.9.2; integer encodings: cuDNN 8600 -> 8.6.0, CUDA 11020 -> 11.2, NCCL 21803 ->
+    2.18.3, other CUDA libraries (cuSOLVER 11401) -> 11.4.1."""
+    if raw.startswith("("):
+        return ".".join(re.findall(r"\d+", raw))
+    if "." in raw:
+        return raw
+    n = int(raw)
+    if lib == "cudnn":
+        return versions.cudnn_from_int(raw) or raw
+    if lib in ("cuda", "driver"):
+        return versions.cuda_from_int(n)
+    if lib == "nccl":
+        return f"{n // 10000}.{n % 10000 // 100}.{n % 100}"
+    return f"{n // 1000}.{n % 1000 // 100}.{n % 100}"

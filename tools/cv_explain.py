@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Leave-one-thread-out figures for `cudoctor explain` over the shipped corpus.
+
+    python tools/cv_explain.py [--show-misses] [--only ID,...]
+
+For each report, everything from its thread is held out: the learned model is retrained without
+the thread's reports and without the signature examples copied from its log or citing it; the
+similar-report search skips the thread; and, for the "signatures held out" rows, the matches of every
+signature one of whose examples was copied from the report's log or whose source cites its thread
+are dropped (the signature was written for that case, so it does not count as generalising to it).
+In-sample rows are printed beside them. Stated facts only (no live facts), like
+shared/eval/score_explain.py. Figures: top1 (confirmed cause first), top3, none (no cause at all).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import io
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src"))
+
+from cudoctor.explainer import (
+    command,
+    corpus,
+    evidence,
+    learned,
+    logfacts,
+    rank,
+    scan,
+    signatures,
+    similar,
+    tokens,
+    training,
+)
+from cudoctor.facts.stated import from_stated
+
+
+class Tally:
+    def __init__(self) -> None:
+        self.top1 = self.top3 = self.none = self.n = 0
+        self.misses: list[str] = []
+
+    def add(self, case: corpus.Report, ranked: list[str]) -> None:
+        truth = case.causes[0]
+        self.n += 1
+        self.top1 += bool(ranked) and ranked[0] == truth
+        self.top3 += truth in ranked[:3]
+        self.none += not ranked
+        if not ranked or ranked[0] != truth:
+            self.misses.append(f"{case.id}: want {truth}, got {ranked[:3]}")
+
+    def line(self, name: str) -> str:
+        n = self.n or 1
+        return f"{name:44s} top1={self.top1 / n:.3f} top3={self.top3 / n:.3f} none={self.none / n:.3f} n={self.n}"
+
+
+def tainted_signatures(case: corpus.Report) -> set[str]:
+    return {
+        sig.id
+        for sig in signatures.load()
+        if any(training.example_taints(ex, sig.source, case) for ex in sig.examples if ex.strip())
+        or training._cites(sig.source, case)
+    }
+
+
+def explain_ids(case: corpus.Report, drop: set[str], ev: evidence.Evidence | None) -> list[str]:
+    result = scan.scan(io.BytesIO(case.log.encode("utf-8")))
+    result.matches = [m for m in result.matches if m.sig.id not in drop]
+    hint = command.guess_framework(result)
+    snap = logfacts.fill(from_stated(case.context, hint), result.facts, hint)
+    exp = rank.explain(result, snap, other=str(case.context.get("other", "")), learned=ev)
+    return [c.id for c in exp.causes[:5]]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--show-misses", action="store_true")
+    ap.add_argument("--only", default="", help="comma-separated report ids")
+    args = ap.parse_args()
+    reports = corpus.load()
+    only = {x for x in args.only.split(",") if x}
+    cases = [r for r in reports if not only or r.id in only]
+    examples = training.signature_examples()
+    report_toks = [(r, tokens.tokens(r.log, r.context)) for r in reports]
+    example_toks = [(text, cause, source, tokens.tokens(text)) for text, cause, source in examples]
+    index = similar.build(reports)
+    full_model = training.train_shipped()
+    tallies: dict[str, Tally] = collections.defaultdict(Tally)
+    started = time.monotonic()
+    for i, case in enumerate(cases, 1):
+        docs = [(t, r.causes[0]) for r, t in report_toks if r.thread != case.thread]
+        docs += [
+            (t, cause)
+            for text, cause, source, t in example_toks
+            if not training.example_taints(text, source, case)
+        ]
+        model = learned.train(docs, min_df=learned.MIN_DF)
+        result = scan.scan(io.BytesIO(case.log.encode("utf-8")))
+        held = evidence.gather(result, case.context, model, index, frozenset({case.thread}))
+        seen = evidence.gather(result, case.context, full_model, index)
+        tallies["learned alone, thread held out"].add(case, list(held.distribution)[:5])
+        tallies["similar reports alone, thread held out"].add(case, list(similar.votes(held.hits))[:5])
+        drop = tainted_signatures(case)
+        tallies["signatures (in-sample)"].add(case, explain_ids(case, set(), None))
+        tallies["signatures + learned (in-sample)"].add(case, explain_ids(case, set(), seen))
+        tallies["signatures in-sample + learned held out"].add(case, explain_ids(case, set(), held))
+        tallies["signatures held out"].add(case, explain_ids(case, drop, None))
+        tallies["signatures + learned, all held out"].add(case, explain_ids(case, drop, held))
+        if i % 50 == 0:
+            print(f"... {i}/{len(cases)} in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    for name, tally in tallies.items():
+        print(tally.line(name))
+        if args.show_misses:
+            for miss in tally.misses:
+                print(f"    {miss}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
