@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from cudoctor import knowledge, versions
-from cudoctor.checks import FRAMEWORK_FACTS, check, finding, view
+from cudoctor.checks import FRAMEWORK_FACTS, check, finding, tf_windows, view
 from cudoctor.model import Finding, Severity, Snapshot
 
 LAYER = "Frameworks"
@@ -28,7 +28,10 @@ def cpu_only_build(snap: Snapshot) -> list[Finding]:
     for name, info in view.frameworks(snap):
         if info.get("build") != "cpu":
             continue
-        why = _cpu_reason(name, info, snap)
+        if name == "tensorflow" and tf_windows.cpu_only_there(snap, info):
+            out.append(tf_windows.windows_finding(snap, info, "cpu-only-tensorflow"))
+            continue
+        why = _cpu_reason(name, info)
         out.append(
             finding(
                 f"cpu-only-{name}",
@@ -48,117 +51,10 @@ def cpu_only_build(snap: Snapshot) -> list[Finding]:
     return out
 
 
-def _cpu_reason(name: str, info: dict[str, Any], snap: Snapshot) -> str:
-    os_name = str((snap.value("host.os") or {}).get("system", ""))
-    v = versions.parse(str(info.get("version") or ""))
-    if name == "tensorflow" and os_name == "Windows" and v and v >= (2, 11):
-        return " (TensorFlow >= 2.11 has no GPU support on native Windows: use WSL2 or tensorflow<2.11)"
+def _cpu_reason(name: str, info: dict[str, Any]) -> str:
     if name == "tensorflow" and "cpu" in str(info.get("dist") or ""):
         return " (the tensorflow-cpu package)"
     return ""
-
-
-@check("arch-unsupported", "arch-unsupported", LAYER, requires=("gpu.devices",))
-def arch_unsupported(snap: Snapshot) -> list[Finding]:
-    """A GPU's compute capability is missing from a framework build (GPU too new or dropped)."""
-    out = []
-    for gpu in view.gpus(snap):
-        cc = gpu.get("cc_t")
-        if cc is None:
-            continue
-        for name, info in view.cuda_frameworks(snap):
-            hit = _arch_finding(gpu, cc, name, info)
-            if hit:
-                out.append(hit)
-    return out
-
-
-def _arch_finding(
-    gpu: dict[str, Any], cc: versions.Version, name: str, info: dict[str, Any]
-) -> Finding | None:
-    archs, where = view.framework_archs(name, info)
-    gname = f"{gpu.get('name', 'GPU')} (compute capability {versions.cc_str(cc)})"
-    if archs:
-        support = knowledge.arch_support(cc, archs)
-        listed = " ".join(archs)
-        rng = knowledge.toolkit_cc_range(str(info["cuda"]))
-        beyond = rng is not None and cc > rng[1]  # the GPU is newer than the build's CUDA knows
-        evidence = [f"arch list ({where}): {listed}"]
-        if rng is not None:
-            evidence.append(f"CUDA {info['cuda']} targets up to sm_{rng[1][0]}{rng[1][1]}")
-        if support == "sass" and beyond and rng is not None:
-            return finding(
-                "arch-newer-than-build-cuda",
-                "arch-unsupported",
-                Severity.ERROR,
-                f"{gname} is newer than CUDA {info['cuda']} (which knows up to {versions.cc_str(rng[1])}): {view.describe(name, info)} runs older-arch kernels on it, but its cuBLAS/cuDNN predate this GPU",
-                LAYER,
-                evidence=evidence,
-                fix=[_arch_fix(name, cc)],
-                confidence="likely",
-                subject=name,
-            )
-        if support == "sass":
-            return None
-        if support == "ptx" and beyond and rng is not None:
-            return finding(
-                "arch-unsupported",
-                "arch-unsupported",
-                Severity.ERROR,
-                f"{gname} is newer than anything CUDA {info['cuda']} knows (up to {versions.cc_str(rng[1])}): {view.describe(name, info)} only has PTX for it, and its cuBLAS/cuDNN have no kernels for this GPU",
-                LAYER,
-                evidence=evidence,
-                fix=[_arch_fix(name, cc)],
-                subject=name,
-            )
-        if support == "ptx":
-            return finding(
-                "arch-ptx-jit-only",
-                "arch-unsupported",
-                Severity.WARNING,
-                f"{view.describe(name, info)} has no native code for {gname}; it runs through PTX JIT (slow first start, no arch-specific kernels)",
-                LAYER,
-                evidence=[f"arch list ({where}): {listed}"],
-                fix=[_arch_fix(name, cc)],
-                subject=name,
-            )
-        return finding(
-            "arch-unsupported",
-            "arch-unsupported",
-            Severity.ERROR,
-            f"{view.describe(name, info)} has no kernels for {gname}: its build supports {listed}",
-            LAYER,
-            evidence=[f"arch list ({where}): {listed}"],
-            fix=[_arch_fix(name, cc)],
-            subject=name,
-        )
-    rng = knowledge.toolkit_cc_range(str(info["cuda"]))
-    if rng is None or rng[0] <= cc <= rng[1]:
-        return None
-    side = "too new" if cc > rng[1] else "too old"
-    return finding(
-        "arch-unsupported",
-        "arch-unsupported",
-        Severity.ERROR,
-        f"{gname} is {side} for {view.describe(name, info)}: CUDA {info['cuda']} builds cover compute capability {versions.cc_str(rng[0])}..{versions.cc_str(rng[1])}",
-        LAYER,
-        evidence=[f"CUDA {info['cuda']} can target sm_{rng[0][0]}{rng[0][1]}..sm_{rng[1][0]}{rng[1][1]}"],
-        fix=[_arch_fix(name, cc)],
-        confidence="likely",
-        subject=name,
-    )
-
-
-def _arch_fix(name: str, cc: versions.Version) -> str:
-    if name == "torch":
-        if cc < (7, 5):
-            return "pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu126  (the last variant that keeps sm_50..sm_70)"
-        if cc >= (10, 0):
-            return "pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu130  (Blackwell needs CUDA >= 12.8 builds)"
-        return "pip install --upgrade torch  (current wheels cover compute capability 7.5..12.0)"
-    if name == "tensorflow":
-        return "pip install --upgrade 'tensorflow[and-cuda]'  (or build TensorFlow from source for this GPU)"
-    return f"Install a {view.LABEL.get(name, name)} build made with a CUDA that supports compute capability {versions.cc_str(cc)}"
 
 
 @check("broken-install", "broken-install", LAYER, requires_any=(*FRAMEWORK_FACTS, "python.package_problems"))

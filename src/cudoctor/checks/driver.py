@@ -8,6 +8,7 @@ from typing import Any
 from cudoctor import knowledge, versions
 from cudoctor.checks import FRAMEWORK_FACTS, check, finding, view, visible_devices
 from cudoctor.checks.toolchain import older_ptxas_step
+from cudoctor.knowledge import jax_builds
 from cudoctor.model import Finding, Severity, Snapshot
 
 LAYER = "GPU & driver"
@@ -61,7 +62,7 @@ def _downgrade_hint(name: str, driver_cuda: str, built: versions.Version) -> str
     if target:
         return f"Install a PyTorch build for the CUDA your driver supports ({driver_cuda}): pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/{target}"
     if name == "jax":
-        return "Install JAX for the CUDA your driver supports: pip install -U 'jax[cuda12]' (needs driver >= 525.60.13)"
+        return jax_builds.install_step(None if driver_cuda == "?" else driver_cuda)
     return f"Install a {view.LABEL.get(name, name)} build made for CUDA {driver_cuda} or older (built with {versions.fmt(built)})"
 
 

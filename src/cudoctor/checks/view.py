@@ -6,6 +6,7 @@ import os
 from typing import Any
 
 from cudoctor import knowledge, versions
+from cudoctor.knowledge import jax_builds
 from cudoctor.model import Snapshot
 
 FRAMEWORKS = ("torch", "tensorflow", "jax", "cupy")
@@ -64,6 +65,11 @@ def framework_archs(name: str, info: dict[str, Any]) -> tuple[list[str] | None, 
         hit = knowledge.torch_archs(str(info["version"]), variant) if variant else None
         if hit:
             return hit[0], f"official {variant} wheels ({hit[1]['source']})"
+    if name == "jax" and (info.get("jaxlib") or info.get("version")):
+        major = versions.parse(str(info.get("cuda") or ""))
+        built = jax_builds.archs(str(info.get("jaxlib") or info["version"]), major[0] if major else None)
+        if built:
+            return built[0], f"JAX's CUDA build targets ({built[1]['source']})"
     return None, ""
 
 

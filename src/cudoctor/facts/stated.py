@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cudoctor import knowledge, versions
+from cudoctor.facts import stated_builds
 from cudoctor.model import Fact, Snapshot, known
 
 KEYS = (
@@ -44,14 +45,6 @@ STATED_SETTINGS = (
 )
 SETTING = re.compile(r"\b(" + "|".join(STATED_SETTINGS) + r")\s*=\s*[\"']?([^\s\"';]*)")
 
-FRAMEWORK_WORDS = (
-    (re.compile(r"\b(tensorflow|tf)\b", re.I), "tensorflow"),
-    (re.compile(r"\b(torch|pytorch)\b", re.I), "torch"),
-    (re.compile(r"\bjax(lib)?\b", re.I), "jax"),
-    (re.compile(r"\bcupy\b", re.I), "cupy"),
-    (re.compile(r"\bkeras\b", re.I), "tensorflow"),
-)
-
 
 def _text(value: Any) -> str:
     if isinstance(value, (list, tuple)):
@@ -74,16 +67,34 @@ def split_gpus(text: str) -> list[str]:
     return out[:MAX_STATED_GPUS]
 
 
+GPU_MEMORY = re.compile(r"(?:^|[\s(-])(\d{1,3})\s*GB\)?(?=\s|$)", re.I)
+
+
+def gpu_memory(written: str) -> tuple[str, int | None]:
+    """'GeForce RTX 3090 24GB' -> ('GeForce RTX 3090', 24576): the size a GPU's name states, in MiB
+    as NVML counts it (a 24 GB card has 24576 MiB); a size inside the model name ('A100-SXM4-80GB',
+    as nvidia-smi writes it) stays in the name."""
+    m = GPU_MEMORY.search(written)
+    if m is None:
+        return written, None
+    inside = m.group(0)[:1] == "-"
+    name = written if inside else (written[: m.start()] + written[m.end() :]).strip(" ,")
+    return name or written, int(m.group(1)) * 1024
+
+
 def gpu_facts(gpu: str, cc_text: str) -> list[Fact]:
     names = split_gpus(gpu) if gpu else []
     stated_cc = versions.cc_tuple(cc_text) if cc_text else None
     devices = []
-    for i, name in enumerate(names or ["GPU"]):
+    for i, written in enumerate(names or ["GPU"]):
+        name, memory = gpu_memory(written)
         hit = knowledge.gpu_cc(name)
         cc = versions.cc_str(stated_cc) if stated_cc else (hit[0] if hit else None)
         if not names and cc is None:
             continue
-        devices.append({"index": i, "name": name, "cc": cc})
+        devices.append(
+            {"index": i, "name": name, "cc": cc, **({"memory_total_mib": memory} if memory else {})}
+        )
     return [known("gpu.devices", devices, "stated:gpu")] if devices else []
 
 
@@ -107,38 +118,22 @@ def driver_facts(text: str) -> list[Fact]:
     return facts
 
 
-def guess_framework(text: str, hint: str | None) -> str | None:
-    for pattern, name in FRAMEWORK_WORDS:
-        if pattern.search(text):
-            return name
-    if re.search(r"\d\+(?:cu\d+|cpu|rocm)", text):
-        return "torch"  # the local-version convention of PyTorch wheels
-    return hint
-
-
-def framework_facts(version_text: str, cuda_text: str, hint: str | None) -> list[Fact]:
-    name = guess_framework(version_text, hint)
-    if name is None:
+def framework_facts(
+    version_text: str, cuda_text: str, hint: str | None, native_windows: bool = False
+) -> list[Fact]:
+    found = stated_builds.framework_info(version_text, cuda_text, hint)
+    if found is None:
         return []
-    vm = re.search(r"(\d+\.\d+(?:\.\d+)?(?:\.?(?:dev|a|b|rc)\w*)?(?:\+[\w.]+)?)", version_text)
-    version = vm.group(1) if vm else None
-    variant = re.search(r"\b(cu\d{2,3})\b|\+(cu\d{2,3})", version_text)
-    cuda = versions.cuda_from_variant(variant.group(1) or variant.group(2)) if variant else None
-    if cuda_text:
-        cuda = ".".join(str(p) for p in (versions.parse(cuda_text) or ())[:2]) or cuda
-    build = (
-        "cpu"
-        if re.search(r"\+cpu|-cpu\b|\bcpu\b", version_text, re.I)
-        else "cuda"
-        if (cuda or _gpu_package(version_text, name, version))
-        else "unknown"
-    )
-    info: dict[str, Any] = {"version": version, "cuda": cuda, "build": build, "stated": version_text}
-    if name == "tensorflow" and build == "cuda" and cuda is None and version:
-        row = knowledge.tf_build(version)
+    name, info = found
+    if name == "tensorflow" and info["build"] == "cuda" and info["cuda"] is None and info["version"]:
+        row = knowledge.tf_build(info["version"], "windows" if native_windows else "linux")
+        row = row or knowledge.tf_build(info["version"])
         if row:
             info["cuda"], info["cudnn"] = row["cuda"], row["cudnn"]
-    if name == "torch" and version and cuda is None and build == "unknown":
+    if name == "tensorflow" and native_windows:
+        info = stated_builds.tf_on_native_windows(info)
+    version = info["version"]
+    if name == "torch" and version and info["cuda"] is None and info["build"] == "unknown":
         default = knowledge.torch_default_variant(version)
         if default:
             info.update(
@@ -149,25 +144,22 @@ def framework_facts(version_text: str, cuda_text: str, hint: str | None) -> list
     return [known(f"framework.{name}", info, "stated:framework_version")]
 
 
-def _gpu_package(text: str, name: str, version: str | None) -> bool:
-    """'tensorflow-gpu', 'tensorflow[and-cuda]', jax[cuda12]: the build is a CUDA one."""
-    if re.search(r"-gpu|and-cuda|\[cuda\d*\]|cuda\d+[-_]plugin", text, re.I):
-        return True
-    return (
-        name == "tensorflow"
-        and bool(version)
-        and versions.parse(version or "") is not None
-        and (versions.parse(version or "") or (0,)) >= (2, 1)
-    )
+CUDNN_WRITTEN = re.compile(r"\bcu?dnn\s*v?\s*(\d+(?:\.\d+)*)", re.I)  # 'cuDNN 8.9.2' beside a CUDA
 
 
 def toolkit_facts(text: str) -> list[Fact]:
-    found = re.findall(r"(?<![\d.])(\d{1,2}\.\d+(?:\.\d+)?)(?![\d.])", text)
+    """'11.8', 'cudatoolkit 11.3 (conda)', '10.2 system-wide plus 11.6 ...'; a cuDNN named beside
+    them ('CUDA 11.8 / cuDNN 8.9.2') is the `cudnn.versions` fact, not a toolkit."""
+    facts = []
+    cudnn = CUDNN_WRITTEN.findall(text)
+    if cudnn:
+        facts.append(known("cudnn.versions", cudnn, "stated:system_cuda"))
+    found = re.findall(r"(?<![\d.])(\d{1,2}\.\d+(?:\.\d+)?)(?![\d.])", CUDNN_WRITTEN.sub(" ", text))
     toolkits = [
         {"root": f"(stated) CUDA {v}", "version": v, "found_via": ["stated:system_cuda"], "stated": True}
         for v in found
     ]
-    return [known("cuda.toolkits", toolkits, "stated:system_cuda")] if toolkits else []
+    return facts + ([known("cuda.toolkits", toolkits, "stated:system_cuda")] if toolkits else [])
 
 
 def cudnn_versions(text: str) -> list[str]:
@@ -179,20 +171,44 @@ def cudnn_versions(text: str) -> list[str]:
 DRIVE_PATH = re.compile(r"^[A-Za-z]:\\")  # C:\ (a log's Windows path stands for the OS)
 
 
+# the container a text names, as host.container names it live (docker, podman, ...)
+CONTAINERS = (
+    (re.compile(r"\bdocker\b|\bnvidia/cuda:|\bnvcr\.io/", re.I), "docker"),
+    (re.compile(r"\bpodman\b", re.I), "podman"),
+    (re.compile(r"\bkubernetes\b|\bk8s\b|\bkubepods\b", re.I), "kubepods"),
+    (re.compile(r"\bsingularity\b|\bapptainer\b", re.I), "singularity"),
+    (re.compile(r"\blxc\b|\blxd\b", re.I), "lxc"),
+)
+
+
 def os_facts(text: str) -> list[Fact]:
+    """'Windows 10' (native), 'Windows 11, WSL2 Ubuntu 22.04' (Linux under WSL), 'Ubuntu 20.04 in docker'."""
     if DRIVE_PATH.match(text):
         text = f"Windows (paths like {text})"
+    wsl = bool(re.search(r"\bwsl", text, re.I))
     system = (
         "Windows"
-        if re.search(r"windows|win1\d", text, re.I) and not re.search(r"\bwsl", text, re.I)
+        if re.search(r"windows|win1\d", text, re.I) and not wsl
         else "Darwin"
         if re.search(r"mac ?os|os x|darwin", text, re.I)
         else "Linux"
     )
-    return [
+    facts = [
         known("host.os", {"system": system, "name": text}, "stated:os"),
-        known("host.wsl", bool(re.search(r"\bwsl", text, re.I)), "stated:os"),
+        known("host.wsl", wsl, "stated:os"),
     ]
+    return facts + container_facts(text, "os")
+
+
+def container_facts(text: str, key: str) -> list[Fact]:
+    name = next((name for pattern, name in CONTAINERS if pattern.search(text)), None)
+    return [known("host.container", name, f"stated:{key}")] if name else []
+
+
+def python_facts(text: str) -> list[Fact]:
+    """'python 3.8.10', '3.10': the `host.python` fact a live snapshot holds."""
+    m = re.search(r"(?<![\d.])(\d\.\d+(?:\.\d+)?)(?![\d.])", text)
+    return [known("host.python", {"version": m.group(1)}, "stated:python")] if m else []
 
 
 def env_facts(text: str) -> list[Fact]:
@@ -210,9 +226,6 @@ def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) ->
     if get("driver"):
         for fact in driver_facts(get("driver")):
             snap.add(fact)
-    if get("framework_version") or get("framework_cuda"):
-        for fact in framework_facts(get("framework_version"), get("framework_cuda"), framework_hint):
-            snap.add(fact)
     if get("system_cuda"):
         for fact in toolkit_facts(get("system_cuda")):
             snap.add(fact)
@@ -221,6 +234,14 @@ def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) ->
     if get("os"):
         for fact in os_facts(get("os")):
             snap.add(fact)
+    native_windows = (snap.value("host.os") or {}).get("system") == "Windows"
+    if get("framework_version") or get("framework_cuda"):
+        for fact in framework_facts(
+            get("framework_version"), get("framework_cuda"), framework_hint, native_windows
+        ):
+            snap.add(fact)
+    for fact in python_facts(get("python")) + container_facts(get("container"), "container"):
+        snap.add(fact)
     for key in ("python", "container", "other"):
         if get(key):
             snap.add(known(f"stated.{key}", get(key), f"stated:{key}"))

@@ -283,22 +283,23 @@ def arch_support(cc: versions.Version, archs: list[str]) -> str:
 
     `archs` holds 'sm_86' / 'compute_90' / 'sm_90a' entries or '8.6' / '9.0+PTX' ones.
     SASS runs on the same major with an equal or higher minor (arch-specific 'a' only on the
-    exact CC); PTX JIT-compiles for any newer GPU.
+    exact CC); PTX JIT-compiles for any newer GPU, except arch-specific PTX (compute_90a), which
+    runs only on its own CC too.
     """
     best = "none"
     for entry in archs:
         text = entry.strip().lower()
         ptx = text.startswith("compute_") or text.endswith("+ptx")
-        exact = bool(re.search(r"\d[a]$", text))
+        exact = bool(re.search(r"\d[a]$", text.replace("+ptx", "")))
         target = versions.cc_tuple(text.replace("+ptx", ""))
         if target is None:
             continue
         sass_fits = (exact and target == cc) or (not exact and target[0] == cc[0] and target[1] <= cc[1])
         if not ptx and sass_fits:
             return "sass"
-        if text.endswith("+ptx") and target <= cc:
-            best = "ptx"  # '9.0+PTX': SASS for 9.0 and PTX for newer GPUs
-        elif ptx and target <= cc:
+        if text.endswith("+ptx") and sass_fits:
+            return "sass"  # '9.0+PTX': SASS for 9.0 and PTX for newer GPUs
+        if ptx and (target == cc if exact else target <= cc):
             best = "ptx"
     return best
 
@@ -348,10 +349,16 @@ def validate() -> list[str]:
         ("blas_args", "routine"),
         ("torch_alloc_conf", "variable"),
         ("torch_alloc_conf", "key"),
+        ("jax", "wheel"),
+        ("jax", "archs"),
+        ("jax", "install"),
+        ("stated_packages", "package"),
     ):
         for i, row in enumerate(table(name)[key]):
             if not row.get("source"):
                 problems.append(f"{name}.toml [[{key}]] #{i}: no source")
+    if not table("tensorflow")["native_windows"].get("source"):
+        problems.append("tensorflow.toml [native_windows]: no source")
     for row in table("cuda_driver")["cuda"]:
         if versions.parse(row["linux_min"]) is None:
             problems.append(

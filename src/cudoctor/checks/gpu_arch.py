@@ -1,0 +1,153 @@
+"""Framework build ↔ GPU architecture: a GPU's compute capability against the architectures a build
+carries (read from its files, or the official wheels' lists), else the range its CUDA can build for.
+
+SASS (sm_XY) runs on GPUs of the same major with an equal or higher minor (sm_80 on 8.6 and 8.9,
+never sm_86 on 8.0); arch-specific variants (sm_90a) only on their own compute capability; PTX
+(compute_XY) is JIT-compiled for any newer GPU (knowledge.arch_support)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cudoctor import knowledge, versions
+from cudoctor.checks import check, finding, view
+from cudoctor.model import Finding, Severity, Snapshot
+
+LAYER = "Frameworks"
+
+
+@check("arch-unsupported", "arch-unsupported", LAYER, requires=("gpu.devices",))
+def arch_unsupported(snap: Snapshot) -> list[Finding]:
+    """A GPU's compute capability is missing from a framework build (GPU too new or dropped)."""
+    out = []
+    for gpu in view.gpus(snap):
+        cc = gpu.get("cc_t")
+        if cc is None:
+            continue
+        for name, info in view.cuda_frameworks(snap):
+            hit = _arch_finding(gpu, cc, name, info)
+            if hit:
+                out.append(hit)
+    return out
+
+
+def _arch_finding(
+    gpu: dict[str, Any], cc: versions.Version, name: str, info: dict[str, Any]
+) -> Finding | None:
+    archs, where = view.framework_archs(name, info)
+    gname = f"{gpu.get('name', 'GPU')} (compute capability {versions.cc_str(cc)})"
+    if archs:
+        support = knowledge.arch_support(cc, archs)
+        listed = " ".join(archs)
+        rng = knowledge.toolkit_cc_range(str(info["cuda"]))
+        beyond = rng is not None and cc > rng[1]  # the GPU is newer than the build's CUDA knows
+        evidence = [f"arch list ({where}): {listed}"]
+        if rng is not None:
+            evidence.append(f"CUDA {info['cuda']} targets up to sm_{rng[1][0]}{rng[1][1]}")
+        if support == "sass" and beyond and rng is not None:
+            # SASS runs on any GPU of its major with an equal or higher minor (sm_80 on 8.6 and 8.9):
+            # the build runs natively; only its libraries were made before this GPU
+            return finding(
+                "arch-newer-than-build-cuda",
+                "arch-unsupported",
+                Severity.INFO,
+                f"{gname} is newer than CUDA {info['cuda']} (which knows up to {versions.cc_str(rng[1])}): {view.describe(name, info)} runs its compute capability {cc[0]}.x code on it (binary compatible within a major), but its cuBLAS/cuDNN have no kernels tuned for this GPU",
+                LAYER,
+                evidence=evidence,
+                fix=[_arch_fix(name, cc)],
+                confidence="possible",
+                subject=name,
+            )
+        if support == "sass":
+            return None
+        if support == "ptx" and beyond and rng is not None:
+            return finding(
+                "arch-unsupported",
+                "arch-unsupported",
+                Severity.ERROR,
+                f"{gname} is newer than anything CUDA {info['cuda']} knows (up to {versions.cc_str(rng[1])}): {view.describe(name, info)} only has PTX for it, and its cuBLAS/cuDNN have no kernels for this GPU",
+                LAYER,
+                evidence=evidence,
+                fix=[_arch_fix(name, cc)],
+                subject=name,
+            )
+        if support == "ptx":
+            return finding(
+                "arch-ptx-jit-only",
+                "arch-unsupported",
+                Severity.WARNING,
+                f"{view.describe(name, info)} has no native code for {gname}; it runs through PTX JIT (slow first start, no arch-specific kernels)",
+                LAYER,
+                evidence=[f"arch list ({where}): {listed}"],
+                fix=[_arch_fix(name, cc)],
+                subject=name,
+            )
+        return finding(
+            "arch-unsupported",
+            "arch-unsupported",
+            Severity.ERROR,
+            f"{view.describe(name, info)} has no kernels for {gname}: its build supports {listed}",
+            LAYER,
+            evidence=[f"arch list ({where}): {listed}"],
+            fix=[_arch_fix(name, cc)],
+            subject=name,
+        )
+    rng = knowledge.toolkit_cc_range(str(info["cuda"]))
+    if rng is None or rng[0] <= cc <= rng[1]:
+        return None
+    if cc[0] == rng[1][0]:
+        return _same_major_beyond(gname, cc, rng[1], name, info)
+    side = "too new" if cc > rng[1] else "too old"
+    return finding(
+        "arch-unsupported",
+        "arch-unsupported",
+        Severity.ERROR,
+        f"{gname} is {side} for {view.describe(name, info)}: CUDA {info['cuda']} builds cover compute capability {versions.cc_str(rng[0])}..{versions.cc_str(rng[1])}",
+        LAYER,
+        evidence=[f"CUDA {info['cuda']} can target sm_{rng[0][0]}{rng[0][1]}..sm_{rng[1][0]}{rng[1][1]}"],
+        fix=[_arch_fix(name, cc)],
+        confidence="likely",
+        subject=name,
+    )
+
+
+# The command that lists the architectures a build carries, where cudoctor has not read them.
+ARCH_LIST_COMMAND = {
+    "torch": 'python -c "import torch; print(torch.cuda.get_arch_list())"',
+    "tensorflow": "python -c \"import tensorflow as tf; print(tf.sysconfig.get_build_info().get('cuda_compute_capabilities'))\"",
+}
+
+
+def _same_major_beyond(
+    gname: str, cc: versions.Version, newest: versions.Version, name: str, info: dict[str, Any]
+) -> Finding:
+    """A GPU one minor past the build's CUDA within the same major (8.6 under CUDA 11.0, which builds
+    up to sm_80): it runs sm_X0..sm_{newest} SASS if the build ships it, or JIT-compiles PTX."""
+    sm = f"sm_{newest[0]}{newest[1]}"
+    shows = ARCH_LIST_COMMAND.get(
+        name, "cudoctor check (on that machine: it reads them from the build's files)"
+    )
+    return finding(
+        "arch-newer-than-build-cuda",
+        "arch-unsupported",
+        Severity.INFO,
+        f"{gname} is newer than CUDA {info['cuda']} (which builds up to {sm}): {view.describe(name, info)} runs on it "
+        f"through compute capability {cc[0]}.x code it ships (binary compatible within a major) or PTX JIT",
+        LAYER,
+        evidence=[f"CUDA {info['cuda']} can target sm_{newest[0]}{newest[1]} at most"],
+        fix=[f"Which architectures the build carries: {shows}", _arch_fix(name, cc)],
+        confidence="possible",
+        subject=name,
+    )
+
+
+def _arch_fix(name: str, cc: versions.Version) -> str:
+    if name == "torch":
+        if cc < (7, 5):
+            return "pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu126  (the last variant that keeps sm_50..sm_70)"
+        if cc >= (10, 0):
+            return "pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu130  (Blackwell needs CUDA >= 12.8 builds)"
+        return "pip install --upgrade torch  (current wheels cover compute capability 7.5..12.0)"
+    if name == "tensorflow":
+        return "pip install --upgrade 'tensorflow[and-cuda]'  (or build TensorFlow from source for this GPU)"
+    return f"Install a {view.LABEL.get(name, name)} build made with a CUDA that supports compute capability {versions.cc_str(cc)}"

@@ -1,0 +1,151 @@
+"""A framework build as people state it ("torch==2.1.0+cu118", "jaxlib 0.4.20+cuda12.cudnn89",
+"pytorch 1.13.1 py3.9_cuda11.6_cudnn8.3.2_0", "tensorflow-gpu 1.13.1") read into the fields a live
+`framework.<name>` fact holds: version, build (cuda / cpu / rocm / unknown), cuda, cudnn, and for
+JAX jaxlib, for TensorFlow dist. What a package name says is knowledge/stated_packages.toml; the
+CUDA a jaxlib release was built with, knowledge/jax.toml; TensorFlow's, tensorflow.toml.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from cudoctor import knowledge, versions
+from cudoctor.knowledge import jax_builds
+
+FRAMEWORK_WORDS = (
+    (re.compile(r"\b(tensorflow|tf)\b", re.I), "tensorflow"),
+    (re.compile(r"\b(torch|pytorch)\b", re.I), "torch"),
+    (re.compile(r"\bjax(lib)?\b", re.I), "jax"),
+    (re.compile(r"\bcupy\b", re.I), "cupy"),
+    (re.compile(r"\bkeras\b", re.I), "tensorflow"),
+)
+VERSION = r"\d+\.\d+(?:\.\d+)?(?:\.?(?:dev|a|b|rc)\w*)?(?:\+[\w.]+)?"
+# jaxlib's local version: +cuda12.cudnn89, +cuda11.cudnn805, +cuda111 (CUDA 11.1, before 0.1.73)
+JAX_TAG = re.compile(r"\+cuda(\d+)(?:\.cudnn(\d+))?", re.I)
+# conda build strings: pytorch's py3.9_cuda11.6_cudnn8.3.2_0, conda-forge's cuda112py38h..._201
+CONDA_CUDA = re.compile(r"_cuda(\d+\.\d+)(?:\.\d+)*(?:_cudnn(\d+(?:\.\d+)*))?|\bcuda(\d{2,3})py\d", re.I)
+CPU_WORD = re.compile(r"\+cpu|(?:^|[\W_])cpu(?:[\W_]|$)", re.I)
+TORCH_VARIANT = re.compile(r"\b(cu\d{2,3})\b|\+(cu\d{2,3})")
+
+
+def guess_framework(text: str, hint: str | None) -> str | None:
+    for pattern, name in FRAMEWORK_WORDS:
+        if pattern.search(text):
+            return name
+    if re.search(r"\d\+(?:cu\d+|cpu|rocm)", text):
+        return "torch"  # the local-version convention of PyTorch wheels
+    return hint
+
+
+def cuda_from_digits(digits: str) -> str:
+    """A CUDA named in a package or tag: '12' -> '12.0' (a major), '112' -> '11.2', '92' -> '9.2'."""
+    if len(digits) == 2 and digits.startswith("1"):
+        return f"{digits}.0"
+    return versions.cuda_from_variant(f"cu{digits}") or f"{digits}.0"
+
+
+def cudnn_from_tag(digits: str) -> str:
+    """jaxlib's cudnn tag: '89' -> '8.9', '805' -> '8.0.5', '91' -> '9.1'."""
+    return ".".join([digits[0], digits[1:2] or "0", *([digits[2:]] if len(digits) > 2 else [])])
+
+
+def package_row(text: str, name: str) -> tuple[dict[str, Any], str | None]:
+    """The stated_packages.toml row the text names for this framework, and the CUDA it gives."""
+    for row in knowledge.table("stated_packages")["package"]:
+        if row["framework"] != name:
+            continue
+        m = re.search(row["match"], text, re.I)
+        if m:
+            digits = m.groupdict().get("cuda")
+            return dict(row), cuda_from_digits(digits) if digits else None
+    return {}, None
+
+
+def _version_after(word: str, text: str) -> str | None:
+    """The version written after `word` ('jaxlib 0.4.25+cuda11.cudnn86', 'jax==0.4.13', 'jax[cuda12]==0.6.0')."""
+    m = re.search(rf"\b{word}(?![\w-])(?:\[[^\]]*\])?\s*(?:==|=|:|\s)\s*v?({VERSION})", text, re.I)
+    return m.group(1) if m else None
+
+
+def framework_info(version_text: str, cuda_text: str, hint: str | None) -> tuple[str, dict[str, Any]] | None:
+    """(framework, the fields of its `framework.<name>` fact) from what a person wrote."""
+    name = guess_framework(version_text, hint)
+    if name is None:
+        return None
+    vm = re.search(f"({VERSION})", version_text)
+    row, cuda = package_row(version_text, name)
+    info: dict[str, Any] = {"version": vm.group(1) if vm else None, "cuda": cuda, "stated": version_text}
+    if row.get("dist"):
+        info["dist"] = row["dist"]
+    conda = CONDA_CUDA.search(version_text)
+    if conda:
+        info["cuda"] = conda.group(1) or cuda_from_digits(conda.group(3))
+        if conda.group(2):
+            info["cudnn"] = conda.group(2)
+    variant = TORCH_VARIANT.search(version_text)
+    if variant and info["cuda"] is None:
+        info["cuda"] = versions.cuda_from_variant(variant.group(1) or variant.group(2))
+    if name == "jax":
+        _jax(version_text, info)
+    if cuda_text:
+        info["cuda"] = ".".join(str(p) for p in (versions.parse(cuda_text) or ())[:2]) or info["cuda"]
+    info["build"] = (
+        "cpu"
+        if CPU_WORD.search(version_text) or row.get("build") == "cpu"
+        else row.get("build")
+        or ("cuda" if info["cuda"] or _cuda_by_default(name, info["version"]) else "unknown")
+    )
+    if info["build"] == "cpu":
+        info["cuda"] = None
+    return name, info
+
+
+def _cuda_by_default(name: str, version: str | None) -> bool:
+    """`pip install tensorflow` has been the CUDA build on Linux since 2.1."""
+    return name == "tensorflow" and (versions.parse(version) or (0,)) >= (2, 1)
+
+
+def _jax(text: str, info: dict[str, Any]) -> None:
+    """jax and jaxlib versions; the CUDA major a jaxlib tag or an extra names, and from jax.toml the
+    CUDA and cuDNN the wheels of that release were built with."""
+    jaxlib = _version_after("jaxlib", text)
+    plugin = _version_after(r"jax[-_]cuda\d+[-_](?:plugin|pjrt)", text)
+    jax = _version_after("jax", text) or plugin
+    info["version"] = (jax or (jaxlib or info["version"] or "").split("+")[0]) or None
+    if jaxlib:
+        info["jaxlib"] = jaxlib
+    tag = JAX_TAG.search(jaxlib or text)
+    if tag:
+        info["cuda"] = cuda_from_digits(tag.group(1))
+        if tag.group(2):
+            info["cudnn"] = cudnn_from_tag(tag.group(2))
+    named_minor = bool(tag and len(tag.group(1)) > 2)
+    major = versions.parse(info["cuda"] or "")
+    if named_minor or major is None:
+        return  # 'jax[cuda]' names no major: a CUDA build, its CUDA unknown
+    row = jax_builds.wheel(jaxlib or info["version"] or "", major[0])
+    if row:
+        info["cuda"] = row["cuda"]
+        info.setdefault("cudnn", row.get("cudnn"))
+        info["cuda_inferred"] = (
+            f"jaxlib {versions.fmt(versions.parse(jaxlib or info['version']))}: {row['source']}"
+        )
+
+
+def tf_on_native_windows(info: dict[str, Any]) -> dict[str, Any]:
+    """TensorFlow stated on native Windows: after the last release whose Windows wheels use the GPU
+    (tensorflow.toml [native_windows]) the build is CPU-only, as a live snapshot there reads it."""
+    rule = knowledge.table("tensorflow")["native_windows"]
+    have = versions.major_minor(str(info.get("version") or ""))
+    last = versions.major_minor(rule["gpu_last"])
+    if have is None or last is None or have <= last or info.get("build") != "cuda":
+        return info
+    return {
+        **info,
+        "build": "cpu",
+        "cuda": None,
+        "cudnn": None,
+        "build_inferred": f"TensorFlow {rule['gpu_last']} was the last release with GPU support on native "
+        f"Windows ({rule['source'].split(';')[0]})",
+    }

@@ -1,0 +1,45 @@
+"""Lookups over jax.toml: the CUDA, cuDNN and architectures of a jaxlib release's CUDA build."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cudoctor import versions
+from cudoctor.knowledge import table
+
+
+def _rows(kind: str, version: str, cuda_major: int | None) -> list[dict[str, Any]]:
+    have = versions.parse(version.split("+")[0])
+    if have is None:
+        return []
+    return [
+        dict(row)
+        for row in table("jax")[kind]
+        if versions.in_range(have, row["min"], row["max"])
+        and (cuda_major is None or row.get("cuda_major", cuda_major) == cuda_major)
+    ]
+
+
+def wheel(version: str, cuda_major: int) -> dict[str, Any] | None:
+    """The CUDA / cuDNN the CUDA `cuda_major` wheels of jaxlib `version` were built for."""
+    rows = _rows("wheel", version, cuda_major)
+    return rows[-1] if rows else None
+
+
+def archs(version: str, cuda_major: int | None) -> tuple[list[str], dict[str, Any]] | None:
+    """The architectures (sm_80, compute_90) the CUDA build of jaxlib `version` compiles in."""
+    rows = _rows("archs", version, cuda_major)
+    return (list(rows[-1]["archs"]), rows[-1]) if rows else None
+
+
+def install_step(driver_cuda: str | None) -> str:
+    """The install of the newest JAX whose CUDA wheels run on a driver for CUDA `driver_cuda`
+    (jax.toml [[install]]); where the driver's CUDA is not known, the command that shows it."""
+    have = versions.parse(driver_cuda or "")
+    if have is None:
+        return "Run nvidia-smi: its 'CUDA Version' is the newest CUDA the driver runs; then install JAX for that CUDA major"
+    rows = [r for r in table("jax")["install"] if r["cuda_major"] <= have[0]]
+    if not rows:
+        return f"No JAX CUDA wheel runs on a driver for CUDA {driver_cuda}: upgrade the NVIDIA driver"
+    row = max(rows, key=lambda r: int(r["cuda_major"]))
+    return f"Install JAX for the CUDA your driver supports ({driver_cuda}): {row['step']}"

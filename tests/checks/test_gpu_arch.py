@@ -1,0 +1,77 @@
+"""arch-unsupported: SASS runs within its compute-capability major (sm_80 on 8.6 and 8.9), never on an
+older minor (sm_86 on 8.0), arch-specific variants (sm_90a) only on their own GPU."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from cudoctor import knowledge
+from cudoctor.model import Severity
+from tests.conftest import finding_ids, run_check, stated
+
+SUPPORT = [
+    ((8, 6), ["sm_80"], "sass"),
+    ((8, 9), ["sm_80"], "sass"),
+    ((8, 9), ["8.0", "8.6"], "sass"),
+    ((8, 0), ["sm_86"], "none"),
+    ((8, 0), ["sm_86", "compute_86"], "none"),
+    ((9, 0), ["sm_90a"], "sass"),
+    ((10, 0), ["sm_90a"], "none"),
+    ((10, 3), ["sm_100a"], "none"),
+    ((10, 0), ["sm_90a", "compute_90a"], "none"),
+    ((9, 0), ["sm_80", "compute_80"], "ptx"),
+    ((9, 0), ["7.5", "8.0+PTX"], "ptx"),
+    ((7, 5), ["sm_70"], "sass"),
+    ((9, 0), ["8.0", "9.0+PTX"], "sass"),  # '9.0+PTX' holds 9.0 SASS as well as the PTX
+    ((8, 6), ["8.0+PTX"], "sass"),
+    ((12, 0), ["8.0", "9.0+PTX"], "ptx"),
+]
+
+
+@pytest.mark.parametrize(("cc", "archs", "want"), SUPPORT)
+def test_arch_support(cc: tuple[int, int], archs: list[str], want: str) -> None:
+    assert knowledge.arch_support(cc, archs) == want
+
+
+def torch_build(cuda: str, archs: list[str]) -> dict[str, Any]:
+    return {"version": "2.5.1", "cuda": cuda, "build": "cuda", "archs": archs}
+
+
+@pytest.mark.parametrize("gpu", ["RTX 3090", "RTX 4090", "A100"])
+def test_a_gpu_of_the_builds_newest_sass_major_runs_it(gpu: str) -> None:
+    snap = stated({"gpu": gpu}, framework__torch=torch_build("12.4", ["sm_70", "sm_75", "sm_80"]))
+    assert run_check("arch-unsupported", snap).outcome == "ok"
+
+
+def test_a_gpu_past_the_builds_cuda_in_the_same_major_is_a_note_not_an_error() -> None:
+    """sm_80 SASS from CUDA 11.0 on an RTX 3090 (8.6): it runs; only the libraries predate the GPU."""
+    snap = stated({"gpu": "RTX 3090"}, framework__torch=torch_build("11.0", ["sm_75", "sm_80"]))
+    r = run_check("arch-unsupported", snap)
+    assert finding_ids(r) == ["arch-newer-than-build-cuda"]
+    assert r.findings[0].severity is Severity.INFO and "8.x" in r.findings[0].title
+
+
+def test_without_an_arch_list_the_same_major_past_the_cuda_is_a_note_with_the_command() -> None:
+    snap = stated({"gpu": "RTX 3090", "framework_version": "tensorflow 2.4.0"})
+    r = run_check("arch-unsupported", snap)
+    assert finding_ids(r) == ["arch-newer-than-build-cuda"] and r.findings[0].severity is Severity.INFO
+    assert "get_build_info" in r.findings[0].fix[0]
+
+
+def test_a_newer_major_or_an_older_minor_is_still_an_error() -> None:
+    older_minor = stated({"gpu": "A100"}, framework__torch=torch_build("12.4", ["sm_86"]))
+    r = run_check("arch-unsupported", older_minor)
+    assert finding_ids(r) == ["arch-unsupported"] and r.findings[0].severity is Severity.ERROR
+    arch_specific = stated({"gpu": "B200"}, framework__torch=torch_build("12.8", ["sm_90a"]))
+    assert run_check("arch-unsupported", arch_specific).findings[0].severity is Severity.ERROR
+    tf1 = stated({"gpu": "RTX 3090", "framework_version": "tensorflow-gpu 1.13.1"})
+    assert run_check("arch-unsupported", tf1).findings[0].severity is Severity.ERROR
+
+
+def test_missing_facts() -> None:
+    assert (
+        run_check("arch-unsupported", stated({"framework_version": "torch 2.5.1+cu124"})).outcome == "unknown"
+    )
+    assert run_check("arch-unsupported", stated({"gpu": "RTX 3090"})).outcome == "ok"  # no CUDA framework

@@ -1,0 +1,289 @@
+"""Stated facts read as people write them: each form gives the facts a live snapshot would hold
+under the same keys, so every check runs on them unchanged."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from cudoctor.facts.stated import from_stated
+
+# (stated key, text as people write it, framework hint, {fact key: the part of its value it must hold})
+FORMS: list[tuple[str, str, str | None, dict[str, Any]]] = [
+    (
+        "framework_version",
+        "jaxlib 0.4.20+cuda12.cudnn89",
+        None,
+        {
+            "framework.jax": {
+                "version": "0.4.20",
+                "jaxlib": "0.4.20+cuda12.cudnn89",
+                "build": "cuda",
+                "cuda": "12.2",
+                "cudnn": "8.9",
+            }
+        },
+    ),
+    (
+        "framework_version",
+        "jax[cuda12_pip]==0.4.13",
+        None,
+        {"framework.jax": {"version": "0.4.13", "build": "cuda", "cuda": "12.0", "cudnn": "8.9"}},
+    ),
+    (
+        "framework_version",
+        "jax 0.4.25, jaxlib 0.4.25+cuda11.cudnn86",
+        None,
+        {
+            "framework.jax": {
+                "version": "0.4.25",
+                "jaxlib": "0.4.25+cuda11.cudnn86",
+                "build": "cuda",
+                "cuda": "11.8",
+                "cudnn": "8.6",
+            }
+        },
+    ),
+    (
+        "framework_version",
+        "jaxlib 0.1.65+cuda111",
+        None,
+        {"framework.jax": {"jaxlib": "0.1.65+cuda111", "build": "cuda", "cuda": "11.1"}},
+    ),
+    (
+        "framework_version",
+        "jax 0.6.1 (jax[cuda12] via uv)",
+        None,
+        {"framework.jax": {"version": "0.6.1", "build": "cuda", "cuda": "12.8"}},
+    ),
+    (
+        "framework_version",
+        "jax-cuda12-plugin 0.4.30",
+        None,
+        {"framework.jax": {"version": "0.4.30", "build": "cuda", "cuda": "12.3", "cudnn": "9.1"}},
+    ),
+    (
+        "framework_version",
+        "jax 0.2.13, jaxlib 0.1.67",
+        None,
+        {"framework.jax": {"version": "0.2.13", "jaxlib": "0.1.67", "build": "unknown", "cuda": None}},
+    ),
+    (
+        "framework_version",
+        "torch==2.1.0+cu118",
+        None,
+        {"framework.torch": {"version": "2.1.0+cu118", "build": "cuda", "cuda": "11.8"}},
+    ),
+    (
+        "framework_version",
+        "torch 2.0.1+cpu",
+        None,
+        {"framework.torch": {"version": "2.0.1+cpu", "build": "cpu", "cuda": None}},
+    ),
+    (
+        "framework_version",
+        "pytorch 1.13.1 py3.9_cuda11.6_cudnn8.3.2_0",
+        None,
+        {"framework.torch": {"version": "1.13.1", "build": "cuda", "cuda": "11.6", "cudnn": "8.3.2"}},
+    ),
+    (
+        "framework_version",
+        "1.2 (conda 1.2.0-py3.7_cuda10.0.130_cudnn7.6.2_0)",
+        "torch",
+        {"framework.torch": {"version": "1.2", "build": "cuda", "cuda": "10.0", "cudnn": "7.6.2"}},
+    ),
+    (
+        "framework_version",
+        "pytorch 1.12.1 cuda112py38habe9d5a_201",
+        None,
+        {"framework.torch": {"version": "1.12.1", "build": "cuda", "cuda": "11.2"}},
+    ),
+    (
+        "framework_version",
+        "pytorch 2.0.1 cpu_py310hab5cca8_0",
+        None,
+        {"framework.torch": {"version": "2.0.1", "build": "cpu", "cuda": None}},
+    ),
+    (
+        "framework_version",
+        "pytorch 1.13.1 py3.9_cpu_0",
+        None,
+        {"framework.torch": {"version": "1.13.1", "build": "cpu", "cuda": None}},
+    ),
+    (
+        "framework_version",
+        "tensorflow-gpu 1.13.1",
+        None,
+        {
+            "framework.tensorflow": {
+                "version": "1.13.1",
+                "dist": "tensorflow-gpu",
+                "build": "cuda",
+                "cuda": "10.0",
+                "cudnn": "7.4",
+            }
+        },
+    ),
+    (
+        "framework_version",
+        "tensorflow[and-cuda]==2.15.0",
+        None,
+        {
+            "framework.tensorflow": {
+                "version": "2.15.0",
+                "dist": "tensorflow",
+                "build": "cuda",
+                "cuda": "12.2",
+                "cudnn": "8.9",
+            }
+        },
+    ),
+    (
+        "framework_version",
+        "tf-nightly 2.16.0.dev20231101",
+        None,
+        {
+            "framework.tensorflow": {
+                "version": "2.16.0.dev20231101",
+                "dist": "tf-nightly",
+                "build": "cuda",
+                "cuda": "12.3",
+            }
+        },
+    ),
+    (
+        "framework_version",
+        "tensorflow-cpu 2.13.0",
+        None,
+        {
+            "framework.tensorflow": {
+                "version": "2.13.0",
+                "dist": "tensorflow-cpu",
+                "build": "cpu",
+                "cuda": None,
+            }
+        },
+    ),
+    (
+        "framework_version",
+        "cupy-cuda12x 13.0.0",
+        None,
+        {"framework.cupy": {"version": "13.0.0", "build": "cuda", "cuda": "12.0"}},
+    ),
+    (
+        "framework_version",
+        "cupy-cuda112 10.6.0",
+        None,
+        {"framework.cupy": {"version": "10.6.0", "build": "cuda", "cuda": "11.2"}},
+    ),
+    ("system_cuda", "cudatoolkit 11.3 (conda)", None, {"cuda.toolkits": [{"version": "11.3"}]}),
+    (
+        "system_cuda",
+        "CUDA 11.8 / cuDNN 8.9.2",
+        None,
+        {"cuda.toolkits": [{"version": "11.8"}], "cudnn.versions": ["8.9.2"]},
+    ),
+    (
+        "system_cuda",
+        "10.2 system-wide plus 11.6 installed locally and added to PATH",
+        None,
+        {"cuda.toolkits": [{"version": "10.2"}, {"version": "11.6"}]},
+    ),
+    (
+        "os",
+        "Windows 11, WSL2 Ubuntu 22.04",
+        None,
+        {"host.os": {"system": "Linux"}, "host.wsl": True},
+    ),
+    ("os", "Ubuntu 20.04 (WSL)", None, {"host.os": {"system": "Linux"}, "host.wsl": True}),
+    ("os", "Windows 10", None, {"host.os": {"system": "Windows"}, "host.wsl": False}),
+    (
+        "os",
+        "Ubuntu 20.04 in docker",
+        None,
+        {"host.os": {"system": "Linux"}, "host.wsl": False, "host.container": "docker"},
+    ),
+    ("container", "nvidia/cuda:12.1.0-runtime-ubuntu22.04 (docker)", None, {"host.container": "docker"}),
+    (
+        "gpu",
+        "GeForce RTX 3090 24GB",
+        None,
+        {"gpu.devices": [{"name": "GeForce RTX 3090", "cc": "8.6", "memory_total_mib": 24576}]},
+    ),
+    (
+        "gpu",
+        "NVIDIA GeForce RTX 4090 Laptop GPU",
+        None,
+        {"gpu.devices": [{"name": "NVIDIA GeForce RTX 4090 Laptop GPU", "cc": "8.9"}]},
+    ),
+    (
+        "gpu",
+        "2x A100-SXM4-80GB",
+        None,
+        {
+            "gpu.devices": [
+                {"index": 0, "name": "A100-SXM4-80GB", "cc": "8.0", "memory_total_mib": 81920},
+                {"index": 1, "name": "A100-SXM4-80GB", "cc": "8.0", "memory_total_mib": 81920},
+            ]
+        },
+    ),
+    (
+        "gpu",
+        "Tesla V100-SXM2-16GB",
+        None,
+        {"gpu.devices": [{"name": "Tesla V100-SXM2-16GB", "cc": "7.0", "memory_total_mib": 16384}]},
+    ),
+    (
+        "driver",
+        "535.104.05",
+        None,
+        {"driver.version": "535.104.05", "driver.cuda_version": "12.2"},
+    ),
+    (
+        "driver",
+        "Driver Version: 470.82.01 CUDA Version: 11.4",
+        None,
+        {"driver.version": "470.82.01", "driver.cuda_version": "11.4"},
+    ),
+    ("driver", "470.82.01 (CUDA 11.4)", None, {"driver.version": "470.82.01", "driver.cuda_version": "11.4"}),
+    ("python", "python 3.8.10", None, {"host.python": {"version": "3.8.10"}}),
+    ("python", "3.13.3", None, {"host.python": {"version": "3.13.3"}}),
+]
+
+
+def holds(value: Any, want: Any) -> bool:
+    """`value` holds `want`: equal, a dict with want's keys equal, a list whose items hold want's in order."""
+    if isinstance(want, dict):
+        return isinstance(value, dict) and all(holds(value.get(k), v) for k, v in want.items())
+    if isinstance(want, list) and want and isinstance(want[0], dict):
+        return isinstance(value, list) and len(value) == len(want) and all(map(holds, value, want))
+    return bool(value == want)
+
+
+@pytest.mark.parametrize(("key", "text", "hint", "want"), FORMS, ids=[f[1] for f in FORMS])
+def test_stated_form_gives_the_facts(key: str, text: str, hint: str | None, want: dict[str, Any]) -> None:
+    snap = from_stated({key: text}, framework_hint=hint)
+    for fact_key, expected in want.items():
+        fact = snap.get(fact_key)
+        assert fact is not None and fact.known, f"{text!r}: no {fact_key}"
+        assert holds(fact.value, expected), f"{text!r}: {fact_key} = {fact.value!r}, want {expected!r}"
+        assert str(fact.source).startswith("stated:"), fact.source
+
+
+def test_a_tag_names_the_cuda_major_even_where_the_table_has_no_row() -> None:
+    """A jaxlib release the table does not know still gives the CUDA major its tag names."""
+    info = from_stated({"framework_version": "jaxlib 0.4.35+cuda12.cudnn95"}).value("framework.jax")
+    assert info["build"] == "cuda" and info["cuda"] == "12.0" and info["cudnn"] == "9.5"
+
+
+def test_tensorflow_from_2_11_on_native_windows_is_a_cpu_build() -> None:
+    """TensorFlow's own Windows wheels stopped carrying CUDA after 2.10: stated together with a
+    native Windows, the build is the CPU one a live snapshot would read; under WSL2 it is not."""
+    native = from_stated({"os": "Windows 10", "framework_version": "tensorflow 2.13.0"})
+    info = native.value("framework.tensorflow")
+    assert info["build"] == "cpu" and info["cuda"] is None and "2.10" in info["build_inferred"]
+    wsl = from_stated({"os": "Windows 11, WSL2 Ubuntu 22.04", "framework_version": "tensorflow 2.13.0"})
+    assert wsl.value("framework.tensorflow")["build"] == "cuda"
+    old = from_stated({"os": "Windows 10", "framework_version": "tensorflow-gpu 2.10.0"})
+    assert old.value("framework.tensorflow")["cuda"] == "11.2"
