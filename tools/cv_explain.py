@@ -43,6 +43,12 @@ class Tally:
     def __init__(self) -> None:
         self.top1 = self.top3 = self.none = self.n = 0
         self.misses: list[str] = []
+        self.shown = self.first_right = 0  # similar reports: any shown; the first carries the cause
+
+    def similar(self, case: corpus.Report, hits: list[similar.Hit]) -> None:
+        if hits:
+            self.shown += 1
+            self.first_right += case.causes[0] in hits[0].report.causes
 
     def add(self, case: corpus.Report, ranked: list[str]) -> None:
         truth = case.causes[0]
@@ -55,7 +61,10 @@ class Tally:
 
     def line(self, name: str) -> str:
         n = self.n or 1
-        return f"{name:44s} top1={self.top1 / n:.3f} top3={self.top3 / n:.3f} none={self.none / n:.3f} n={self.n}"
+        text = f"{name:44s} top1={self.top1 / n:.3f} top3={self.top3 / n:.3f} none={self.none / n:.3f} n={self.n}"
+        if self.shown:
+            text += f" similar_shown={self.shown / n:.3f} first_similar_right={self.first_right / n:.3f}"
+        return text
 
 
 def tainted_signatures(case: corpus.Report) -> set[str]:
@@ -80,7 +89,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--show-misses", action="store_true")
     ap.add_argument("--only", default="", help="comma-separated report ids")
+    ap.add_argument(
+        "--blind",
+        metavar="FILE",
+        help="score the shipped model, corpus and signatures on reports they never held (a JSONL file "
+        "in the corpus format) instead of cross-validating",
+    )
     args = ap.parse_args()
+    if args.blind:
+        return blind(args.blind, args.show_misses)
     reports = corpus.load()
     only = {x for x in args.only.split(",") if x}
     cases = [r for r in reports if not only or r.id in only]
@@ -109,7 +126,9 @@ def main() -> int:
         tallies["signatures + learned (in-sample)"].add(case, explain_ids(case, set(), seen))
         tallies["signatures in-sample + learned held out"].add(case, explain_ids(case, set(), held))
         tallies["signatures held out"].add(case, explain_ids(case, drop, None))
-        tallies["signatures + learned, all held out"].add(case, explain_ids(case, drop, held))
+        ids = explain_ids(case, drop, held)
+        tallies["signatures + learned, all held out"].add(case, ids)
+        tallies["signatures + learned, all held out"].similar(case, held.shown(ids[0] if ids else None))
         if i % 50 == 0:
             print(f"... {i}/{len(cases)} in {time.monotonic() - started:.0f} s", file=sys.stderr)
     for name, tally in tallies.items():
@@ -117,6 +136,36 @@ def main() -> int:
         if args.show_misses:
             for miss in tally.misses:
                 print(f"    {miss}")
+    return 0
+
+
+def blind(path: str, show_misses: bool) -> int:
+    """explain as shipped (stated facts only) on unseen reports: causes, root line, similar reports."""
+    import json
+
+    with open(path, encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh if line.strip()]
+    tally, roots, root_hits = Tally(), 0, 0
+    for row in rows:
+        case = corpus._row(row)
+        result = scan.scan(io.BytesIO(case.log.encode("utf-8")))
+        ev = evidence.gather(result, case.context)
+        hint = command.guess_framework(result)
+        snap = logfacts.fill(from_stated(case.context, hint), result.facts, hint)
+        exp = rank.explain(result, snap, str(case.context.get("other", "")), ev, hint)
+        tally.add(case, [c.id for c in exp.causes[:5]])
+        tally.similar(case, ev.shown(exp.causes[0].id if exp.causes else None))
+        if row.get("root_line"):
+            roots += 1
+            got = (command.to_json(exp, hint)["root"] or {}).get("text", "").strip()
+            want = row["root_line"].strip()
+            root_hits += bool(got) and (want in got or got in want)
+    print(
+        tally.line(f"blind: {os.path.basename(path)}") + (f" root={root_hits / roots:.3f}" if roots else "")
+    )
+    if show_misses:
+        for miss in tally.misses:
+            print(f"    {miss}")
     return 0
 
 

@@ -13,16 +13,16 @@ from cudoctor.model import Report, Snapshot
 
 def check(facts: Mapping[str, Any] | None = None, live: bool = True) -> Report:
     """Check this machine (and/or facts a person stated) and return the Report (findings, snapshot)."""
-    from cudoctor.checks import run_checks
     from cudoctor.facts import collect_live
     from cudoctor.facts.stated import from_stated
+    from cudoctor.fixes import checked
 
     snap = Snapshot(origin="none")
     if facts:
         snap = from_stated(facts)
     if live:
         snap = snap.merged_with(collect_live()) if facts else collect_live()
-    return Report(snap, run_checks(snap))
+    return Report(snap, checked(snap))
 
 
 @dataclasses.dataclass

@@ -252,8 +252,9 @@ def _source_args(
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from cudoctor.checks import all_checks, run_checks
+    from cudoctor.checks import all_checks
     from cudoctor.commands import snapshot_for
+    from cudoctor.fixes import checked
     from cudoctor.model import Report
     from cudoctor.render import documents, text
 
@@ -266,7 +267,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if bad:
         raise InputError(f"unknown check id(s): {', '.join(bad)} (see cudoctor check --list-checks)")
     snap = snapshot_for(args)
-    report = Report(snap, run_checks(snap, only=args.only, ignore=args.ignore))
+    report = Report(snap, checked(snap, only=args.only, ignore=args.ignore))
     if args.since:
         from cudoctor.commands import db_path, resolve
         from cudoctor.diff import diff
@@ -293,9 +294,10 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
-    from cudoctor.checks import all_checks, run_checks
+    from cudoctor.checks import all_checks
     from cudoctor.checks.probe import LAYER
     from cudoctor.commands import probe_fact
+    from cudoctor.fixes import checked
     from cudoctor.model import Report, Snapshot
     from cudoctor.render import documents, text
 
@@ -304,7 +306,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
     snap = Snapshot(origin="live")
     snap.add(probe_fact(args.framework, args.stress, args.timeout))
     probe_checks = [c.id for c in all_checks() if c.layer == LAYER]
-    report = Report(snap, run_checks(snap, only=probe_checks))
+    report = Report(snap, checked(snap, only=probe_checks))
     if args.format == "json":
         sys.stdout.write(documents.dumps(documents.report_json(report)))
     elif args.format == "markdown":

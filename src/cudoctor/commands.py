@@ -80,9 +80,9 @@ def snapshot_for(args: argparse.Namespace) -> Snapshot:
 
 
 def build_report(snap: Snapshot) -> Report:
-    from cudoctor.checks import run_checks
+    from cudoctor.fixes import checked
 
-    return Report(snap, run_checks(snap))
+    return Report(snap, checked(snap))
 
 
 def redacted(report: Report) -> Report:

@@ -92,7 +92,7 @@ def similar_json(exp: rank.Explanation) -> list[dict[str, Any]]:
             "score": h.score,
             "id": h.report.id,
         }
-        for h in exp.learned.shown()
+        for h in exp.learned.shown(exp.causes[0].id if exp.causes else None)
     ]
 
 
@@ -124,7 +124,9 @@ def to_json(exp: rank.Explanation, framework: str | None = None) -> dict[str, An
     return {
         "schema": 1,
         "root": root,
-        "causes": [rank.cause_json(exp.causes, i, framework) for i in range(min(5, len(exp.causes)))],
+        "causes": [
+            rank.cause_json(exp.causes, i, framework, exp.plan) for i in range(min(5, len(exp.causes)))
+        ],
         "matches": [
             {"line": m.line, "signature": m.sig.id, "text": m.text[:500], "captures": m.captures}
             for m in exp.matches[:200]
@@ -308,7 +310,7 @@ def run_explain(args: argparse.Namespace) -> int:
     snap = logfacts.fill(snap, result.facts, hint)
     stated = _stated(args.facts)
     found = evidence.gather(result, {k: v for k, v in stated.items() if k in stated_keys})
-    exp = rank.explain(result, snap, other=str(stated.get("other", "")), learned=found)
+    exp = rank.explain(result, snap, other=str(stated.get("other", "")), learned=found, framework=hint)
     doc = to_json(exp, hint)
     if args.format == "json":
         sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")

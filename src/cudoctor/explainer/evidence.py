@@ -19,6 +19,7 @@ LEARNED_WEIGHT = 0.35  # the model's probability for a cause, scaled to the sign
 SIMILAR_WEIGHT = 0.5  # the similarity of the nearest reports that confirm the cause (similar.votes)
 NEW_CAUSE_AT = 0.08  # a cause no signature or fact named is added only from this probability on
 REASON_AT = 0.25  # a probability or vote share worth a line of evidence
+SHOWN_FROM = 10  # the nearest reports the three shown are chosen from
 
 
 @dataclasses.dataclass
@@ -27,9 +28,12 @@ class Evidence:
     hits: list[similar.Hit] = dataclasses.field(default_factory=list)  # best first, all of them
     note: str | None = None  # why a stage is unavailable
 
-    def shown(self) -> list[similar.Hit]:
-        """The similar reports worth showing: up to three that are close enough."""
-        return [h for h in self.hits[:3] if h.score >= similar.SHOW_AT]
+    def shown(self, cause: str | None = None) -> list[similar.Hit]:
+        """The similar reports worth showing: up to three that are close enough; those that confirm
+        `cause` (the cause ranked first) before the others, each group by similarity."""
+        close = [h for h in self.hits if h.score >= similar.SHOW_AT]
+        close.sort(key=lambda h: (cause is not None and cause not in h.report.causes, -h.score))
+        return close[:3]
 
 
 def excerpt(scan: ScanResult) -> str:
@@ -55,7 +59,7 @@ def gather(
         ev.note = f"the learned stage is unavailable ({exc})"
     try:
         index = index or similar.shipped()
-        ev.hits = similar.nearest(index, toks, k=similar.VOTE_K, exclude=exclude)
+        ev.hits = similar.nearest(index, toks, k=SHOWN_FROM, exclude=exclude)
     except corpus.CorpusError as exc:
         ev.note = (ev.note + "; " if ev.note else "") + f"the similar-reports stage is unavailable ({exc})"
     return ev

@@ -18,6 +18,7 @@ from cudoctor.explainer import evidence, gpu_rules, readers, setting_rules, sign
 from cudoctor.explainer.ranked import CONFIRM, RULE_OUT, RankedCause, bump
 from cudoctor.explainer.scan import Match, ScanResult
 from cudoctor.explainer.summaries import Summary
+from cudoctor.fixes import planner
 from cudoctor.model import Finding, Severity, Snapshot
 
 UNRELATED = {Severity.ERROR: 0.2, Severity.WARNING: 0.1, Severity.INFO: 0.0}
@@ -36,6 +37,9 @@ class Explanation:
     scan: ScanResult
     summary: Summary | None = None  # with no root: the fallback line is a launcher's summary of this kind
     learned: evidence.Evidence | None = None  # the model's distribution and the similar solved reports
+    plan: planner.Context = dataclasses.field(
+        default_factory=planner.Context
+    )  # the facts fixes are planned from
 
 
 def pick_root(matches: list[Match]) -> Match | None:
@@ -64,8 +68,10 @@ ERROR_LOOKING = re.compile(
 # a GPU count of zero, a warning that something will hang.
 SYMPTOM = re.compile(
     r"\b(?:cannot|can't|could not|couldn't|unable to|failed|failure|not found|not implemented|not supported"
-    r"|unsupported|insufficient|mismatch|incompatible|killed|out of memory|will hang|may hang|warning)\b"
-    r"|\bavailable\W{1,3}(?:0|false)\b|\bwith cuda\W{1,3}false\b|\bdevice count\W{1,3}0\b",
+    r"|not available|unsupported|insufficient|mismatch|incompatible|killed|out of memory|will hang|may hang"
+    r"|warning|illegal (?:hardware )?instruction)\b"
+    r"|\bavailable\W{1,3}(?:0|false)\b|\bwith cuda\W{1,3}false\b|\bdevice count\W{1,3}0\b"
+    r"|^\s*\[PhysicalDevice\(name='/physical_device:CPU:0', device_type='CPU'\)\]\s*$",  # TF lists no GPU
     re.I,
 )
 
@@ -452,7 +458,11 @@ def _platform_rule(ranked: dict[str, RankedCause], root: Match, snap: Snapshot) 
 
 
 def explain(
-    scan: ScanResult, snap: Snapshot, other: str = "", learned: evidence.Evidence | None = None
+    scan: ScanResult,
+    snap: Snapshot,
+    other: str = "",
+    learned: evidence.Evidence | None = None,
+    framework: str | None = None,
 ) -> Explanation:
     """Rank the causes of a scanned log with the facts; `learned` (the model's distribution and the
     similar reports) adds to them when the log holds an error, matched or only error-looking."""
@@ -467,7 +477,8 @@ def explain(
     context_rules(ranked, matches, root, snap)
     located = summaries.locate(scan.plain_tail()) if root is None else None
     fallback = None if root is not None or located is not None else fallback_root(scan)
-    reader_scores(ranked, root, fallback)
+    read = reader_scores(ranked, root, fallback)
+    plan = planner.context(snap, framework, read)
     if learned is not None and (root is not None or (fallback is not None and looks_like_error(fallback[1]))):
         evidence.apply(ranked, learned, evidence.weight_for(root.sig.specificity if root else None))
     causes = sorted(
@@ -475,32 +486,40 @@ def explain(
         key=lambda rc: -rc.score,
     )
     if root is not None:
-        return Explanation(root, None, causes, matches, findings, scan, learned=learned)
+        return Explanation(root, None, causes, matches, findings, scan, learned=learned, plan=plan)
     if located is not None:  # a launcher's summary, or the worker's own exception line above one
         entry, line, text = located
-        return Explanation(None, (line, text), causes, matches, findings, scan, entry, learned)
-    return Explanation(None, fallback, causes, matches, findings, scan, learned=learned)
+        return Explanation(None, (line, text), causes, matches, findings, scan, entry, learned, plan)
+    return Explanation(None, fallback, causes, matches, findings, scan, learned=learned, plan=plan)
 
 
-# How much a reader's reading of the root line counts: beside a signature that names its cause the
-# reading adds little; on a line no signature knows it is the message's own word.
-READER_FACTOR = {3: 0.2, 2: 0.5, 1: 0.8, None: 1.0}
+# How much a reader's reading of the root line counts: nothing beside a signature of the error itself
+# (it was written for the same words and weighed them; counted again they would tip its careful
+# ranking), most beside a symptom's signature, and on a line no signature knows it is the message's
+# own word.
+READER_FACTOR = {3: 0.0, 2: 0.0, 1: 0.8, None: 1.0}
 
 
 def reader_scores(
     ranked: dict[str, RankedCause], root: Match | None, fallback: tuple[int, str] | None
-) -> None:
+) -> dict[str, str]:
     """What the root line names (a status code, a library's soname and version, a version built
-    against and one found), read by table whatever its wording."""
+    against and one found), read by table whatever its wording; returns the values it states
+    (the cuDNN major a program wanted, say) for the fix planner."""
     if root is not None:
         line, text, factor = root.line, root.text, READER_FACTOR.get(root.sig.specificity, 0.5)
     elif fallback is not None and looks_like_error(fallback[1]):
         line, text, factor = fallback[0], fallback[1], READER_FACTOR[None]
     else:
-        return
+        return {}
+    stated: dict[str, str] = {}
+    adds = root is None or root.sig.specificity <= 1  # beside a signature, a reading only weighs its causes
     for reading in readers.read_line(text):
+        stated.update(reading.facts)
         for cause, weight in reading.causes.items():
-            bump(ranked, cause, weight * factor, f"line {line}: {reading.what}")
+            if factor and (adds or cause in ranked):
+                bump(ranked, cause, weight * factor, f"line {line}: {reading.what}")
+    return stated
 
 
 def confidence(causes: list[RankedCause], i: int) -> float:
@@ -524,15 +543,18 @@ def for_framework(fixes: list[str], framework: str | None) -> list[str]:
     return kept or fixes
 
 
-def cause_json(causes: list[RankedCause], i: int, framework: str | None = None) -> dict[str, Any]:
+def cause_json(
+    causes: list[RankedCause], i: int, framework: str | None = None, plan: planner.Context | None = None
+) -> dict[str, Any]:
     rc = causes[i]
     text = knowledge.cause(rc.id)
-    fixes: list[str] = []
+    specific: list[str] = []
     for f in rc.findings:  # this machine's facts name the culprit: their steps come first
-        fixes += [s for s in f.fix if s not in fixes]
-    fixes += [s for s in rc.fixes if s not in fixes]
-    if rc.generic or not fixes:
-        fixes += [s for s in for_framework(text["fix"], framework) if s not in fixes]
+        specific += [s for s in f.fix if s not in specific]
+    specific += [s for s in rc.fixes if s not in specific]
+    generic = for_framework(text["fix"], framework) if rc.generic or not specific else []
+    ctx = plan or planner.Context(framework=framework)
+    fixes = planner.plan(rc.id, specific, ctx, generic, beside_finding=False)
     title = rc.findings[0].title if rc.findings else text["title"]
     shown = rc.evidence[:5] + [f"fact: {f.title}" for f in rc.findings] + rc.reasons
     return {

@@ -1,0 +1,248 @@
+"""The fix planner: every step of every fix passes through here, so no step contradicts a known fact.
+
+Inputs: a cause, the steps proposed for it (a check's finding, a signature, a rule, the cause's
+general steps, in that order) and the merged facts (live, stated, another machine's report, and what
+the log says about itself) read into a `Context`. Output: steps computed from the facts and the
+knowledge tables first (the PyTorch release and wheel index the driver runs, the cuDNN wheel of the
+build's CUDA major, the ptxas of the build's own CUDA, ...), then the proposed steps that agree with
+every fact, each once. A step is dropped when it names a wheel index, an NVIDIA wheel, a JAX extra or
+a TensorFlow install that a fact rules out, another framework than the one that failed, a GPU
+architecture that is not this GPU's, or a placeholder meant for a finding that is not there.
+Where a fact the step needs is unknown, the step says which command shows it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+from cudoctor import knowledge, versions
+from cudoctor.fixes import steps as compute
+from cudoctor.model import CheckResult, Snapshot
+
+FRAMEWORKS = ("torch", "tensorflow", "jax", "cupy")
+
+
+@dataclasses.dataclass(frozen=True)
+class Context:
+    """The facts a plan reads. None: unknown."""
+
+    framework: str | None = None  # the framework that failed (the log's), else the only one known
+    version: str | None = None  # its version as installed or stated ('2.1.0+cu121')
+    build: str | None = None  # 'cuda', 'cpu', 'rocm'
+    cuda: str | None = None  # the CUDA its build needs ('12.1')
+    driver: str | None = None
+    driver_cuda: str | None = None  # the newest CUDA the driver runs ('11.0')
+    cc: versions.Version | None = None  # the GPU's compute capability
+    gpu: str | None = None
+    platform: str | None = None  # 'windows' (native), 'wsl', 'linux', 'darwin'
+    system_cuda: str | None = None  # a toolkit the person has (stated, or the first one found)
+    cudnn_wanted: int | None = None  # the cuDNN major the log says the program asked for
+
+    @property
+    def cuda_major(self) -> int | None:
+        v = versions.parse(self.cuda or "")
+        return v[0] if v else None
+
+
+def context(snap: Snapshot, framework: str | None = None, log_facts: dict[str, str] | None = None) -> Context:
+    """Read the facts a plan needs from a snapshot; `framework` is the one the log comes from."""
+    infos = {n: i for n in FRAMEWORKS if isinstance(i := snap.value(f"framework.{n}"), dict)}
+    if framework not in infos and framework is None and len(infos) == 1:
+        framework = next(iter(infos))
+    info: dict[str, Any] = infos.get(framework or "", {})
+    gpus = snap.value("gpu.devices") or []
+    cc, name = None, None
+    for g in gpus:
+        name = g.get("name") or name
+        cc = versions.cc_tuple(g.get("cc")) or (
+            versions.cc_tuple(hit[0]) if g.get("name") and (hit := knowledge.gpu_cc(str(g["name"]))) else None
+        )
+        if cc:
+            break
+    driver = snap.value("driver.version")
+    driver_cuda = snap.value("driver.cuda_version") or (
+        knowledge.max_cuda_for_driver(str(driver)) if driver else None
+    )
+    toolkits = snap.value("cuda.toolkits") or []
+    wanted = (log_facts or {}).get("cudnn_wanted")
+    return Context(
+        framework=framework,
+        version=str(info["version"]) if info.get("version") else None,
+        build=info.get("build"),
+        cuda=str(info["cuda"]) if info.get("cuda") else None,
+        driver=str(driver) if driver else None,
+        driver_cuda=str(driver_cuda) if driver_cuda else None,
+        cc=cc,
+        gpu=name,
+        platform=_platform(snap),
+        system_cuda=next((str(t["version"]) for t in toolkits if t.get("version")), None),
+        cudnn_wanted=int(wanted) if wanted and str(wanted).isdigit() else None,
+    )
+
+
+def _platform(snap: Snapshot) -> str | None:
+    if snap.value("host.wsl"):
+        return "wsl"
+    system = str((snap.value("host.os") or {}).get("system") or "").lower()
+    return system or None
+
+
+def plan(
+    cause: str,
+    specific: list[str],
+    ctx: Context,
+    generic: list[str] | None = None,
+    beside_finding: bool = True,
+) -> list[str]:
+    """The steps for a cause, in this order: the specific ones (a finding's, computed from facts by a
+    check; the log's own, from its signature and rules), then those computed here from the facts and
+    the knowledge tables, then the cause's general ones; each once, none that contradicts a fact.
+
+    A computed install that pins a release replaces, in place, an unpinned one from the same wheel
+    index; a computed torch install is left out where a specific step already installs torch from an
+    index (the log named the build it needs). `beside_finding`: the steps are shown under the finding
+    they came from (check), so "the arch list in the finding" points somewhere; explain drops such
+    placeholders.
+    """
+    computed = compute.for_cause(cause, ctx)
+    lookups = [s for s in computed if s.startswith(compute.FIND_OUT)]
+    specific_index = any(TORCH_INDEX.search(s) for s in specific)
+    out: list[str] = []
+    for step in specific + [s for s in computed if s not in lookups] + (generic or []) + lookups:
+        if step in out or contradicts(step, ctx) or (not beside_finding and PLACEHOLDER.search(step)):
+            continue
+        replaced = next((i for i, earlier in enumerate(out) if subsumes(step, earlier)), None)
+        if replaced is not None:
+            out[replaced] = step
+            continue
+        if any(subsumes(earlier, step) for earlier in out):
+            continue
+        if step in computed and specific_index and TORCH_INDEX.search(step):
+            continue
+        out.append(step)
+    return out
+
+
+PLACEHOLDER = re.compile(r"\bin the finding\b", re.I)
+TORCH_INDEX = re.compile(r"download\.pytorch\.org/whl/(?:nightly/)?(cu\d+)")
+NVIDIA_WHEEL = re.compile(r"\bnvidia-[a-z-]+?-cu(\d+)\b|\(or -cu(\d+)\)")
+JAX_EXTRA = re.compile(r"jax\[cuda(\d+)(?:_pip|_local)?\]|jax-cuda(\d+)-plugin")
+ARCH_LIST = re.compile(r"TORCH_CUDA_ARCH_LIST=\"?(\d+\.\d+)")
+KEEPS_RANGE = re.compile(r"keeps sm_(\d)(\d)\.\.sm_(\d)(\d)")
+TORCH_PIN = re.compile(r"\btorch==(\d+\.\d+(?:\.\d+)?)")
+LABEL = re.compile(r"^(PyTorch|TensorFlow|JAX|CuPy)\b[^:]{0,40}:")
+LABEL_NAME = {"PyTorch": "torch", "TensorFlow": "tensorflow", "JAX": "jax", "CuPy": "cupy"}
+
+
+def contradicts(step: str, ctx: Context) -> bool:
+    """Whether a step goes against a known fact."""
+    return any(rule(step, ctx) for rule in RULES)
+
+
+def _other_framework(step: str, ctx: Context) -> bool:
+    """A step for another framework than the one that failed."""
+    if ctx.framework is None:
+        return False
+    m = LABEL.match(step)
+    if m:
+        return LABEL_NAME[m.group(1)] != ctx.framework
+    torch_only = TORCH_INDEX.search(step) or re.search(r"\bpip install (?:--\S+ )*torch\b", step)
+    return bool(torch_only) and ctx.framework in ("tensorflow", "jax")
+
+
+def _torch_index_too_new(step: str, ctx: Context) -> bool:
+    """A PyTorch wheel index for a CUDA the driver cannot run, or whose builds lack this GPU."""
+    m = TORCH_INDEX.search(step)
+    if m is None:
+        return False
+    variant = m.group(1)
+    cuda = versions.cuda_from_variant(variant)
+    if ctx.driver_cuda and not compute.driver_runs(ctx.driver_cuda, cuda):
+        return True
+    if ctx.cc is not None:
+        pin = TORCH_PIN.search(step)
+        version = pin.group(1) if pin else compute.newest_torch_with(variant)
+        hit = knowledge.torch_archs(version, variant) if version else None
+        if hit and knowledge.arch_support(ctx.cc, hit[0]) == "none":
+            return True
+    return False
+
+
+def _nvidia_wheel_other_major(step: str, ctx: Context) -> bool:
+    """An NVIDIA wheel (nvidia-cudnn-cu12) of another CUDA major than the build's."""
+    major = ctx.cuda_major or (versions.parse(ctx.system_cuda or "") or (None,))[0]
+    if major is None:
+        return False
+    return any(int(a or b) != major for a, b in NVIDIA_WHEEL.findall(step))
+
+
+def _jax_extra_unrunnable(step: str, ctx: Context) -> bool:
+    """jax[cuda12] on a driver too old for CUDA 12 (and no driver upgrade in the same step)."""
+    if not ctx.driver_cuda or "driver" in step.lower():
+        return False
+    return any(not compute.driver_runs(ctx.driver_cuda, f"{a or b}.0") for a, b in JAX_EXTRA.findall(step))
+
+
+def _tf_gpu_on_native_windows(step: str, ctx: Context) -> bool:
+    """tensorflow[and-cuda] on native Windows, where TensorFlow has had no GPU build since 2.10."""
+    return ctx.platform == "windows" and "tensorflow[and-cuda]" in step and "WSL" not in step
+
+
+def _other_gpu_arch(step: str, ctx: Context) -> bool:
+    """An architecture list or range written for another GPU than this one."""
+    if ctx.cc is None:
+        return False
+    m = ARCH_LIST.search(step)
+    if m and versions.cc_tuple(m.group(1)) != ctx.cc and "e.g." in step:
+        return True
+    r = KEEPS_RANGE.search(step)
+    if r:
+        lo, hi = (int(r.group(1)), int(r.group(2))), (int(r.group(3)), int(r.group(4)))
+        return not lo <= ctx.cc <= hi
+    return False
+
+
+RULES = (
+    _other_framework,
+    _torch_index_too_new,
+    _nvidia_wheel_other_major,
+    _jax_extra_unrunnable,
+    _tf_gpu_on_native_windows,
+    _other_gpu_arch,
+)
+
+
+DRIVER_UPGRADE = re.compile(r"upgrade the NVIDIA driver", re.I)
+DRIVER_FLOOR = re.compile(r"upgrade the NVIDIA driver to \d", re.I)
+
+
+def subsumes(earlier: str, later: str) -> bool:
+    """A pinned install from a wheel index makes a later unpinned install from the same index
+    redundant; a driver upgrade to a named version makes a later, vaguer driver upgrade redundant."""
+    a, b = TORCH_INDEX.search(earlier), TORCH_INDEX.search(later)
+    if a and b and a.group(1) == b.group(1) and TORCH_PIN.search(earlier) and not TORCH_PIN.search(later):
+        return True
+    return bool(
+        DRIVER_FLOOR.search(earlier) and DRIVER_UPGRADE.search(later) and not TORCH_INDEX.search(later)
+    )
+
+
+def planned(results: list[CheckResult], snap: Snapshot) -> list[CheckResult]:
+    """Check results whose findings' steps went through the planner (with the facts of `snap`, and
+    the framework each finding is about)."""
+    contexts: dict[str | None, Context] = {}
+    out = []
+    for r in results:
+        if not r.findings:
+            out.append(r)
+            continue
+        findings = []
+        for f in r.findings:
+            subject = f.subject if f.subject in FRAMEWORKS else None
+            ctx = contexts.get(subject) or contexts.setdefault(subject, context(snap, subject))
+            steps = tuple(plan(f.cause, list(f.fix), ctx))
+            findings.append(f if steps == f.fix else dataclasses.replace(f, fix=steps))
+        out.append(dataclasses.replace(r, findings=tuple(findings)))
+    return out

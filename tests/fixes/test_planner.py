@@ -1,0 +1,113 @@
+"""The fix planner: steps computed from facts, steps that contradict a fact dropped, and what it does
+when a fact is unknown."""
+
+from __future__ import annotations
+
+from cudoctor.facts.stated import from_stated
+from cudoctor.fixes import checked, planner, steps
+from cudoctor.model import Snapshot
+
+CU126 = "PyTorch: pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu126"
+
+
+def ctx(**facts: str) -> planner.Context:
+    return planner.context(from_stated(facts))
+
+
+def test_the_context_reads_the_stated_facts() -> None:
+    c = ctx(driver="450.80.02", framework_version="torch 2.1.0+cu121", gpu="Tesla T4", os="Windows 11")
+    assert (c.framework, c.cuda, c.driver_cuda, c.cc, c.platform) == (
+        "torch",
+        "12.1",
+        "11.0",
+        (7, 5),
+        "windows",
+    )
+    assert planner.context(Snapshot(origin="none")) == planner.Context()
+
+
+def test_a_wheel_index_the_driver_cannot_run_is_dropped() -> None:
+    old = ctx(driver="450.80.02", framework_version="torch 2.1.0+cu121")
+    assert planner.contradicts(CU126, old)
+    new = ctx(driver="535.104.05", framework_version="torch 2.1.0+cu121")  # CUDA 12.2: cu126 by minor compat
+    assert not planner.contradicts(CU126, new)
+    assert not planner.contradicts(CU126, planner.Context(framework="torch"))  # driver unknown: kept
+
+
+def test_a_wheel_index_whose_builds_lack_the_gpu_is_dropped() -> None:
+    blackwell = ctx(gpu="NVIDIA GeForce RTX 5080", framework_version="torch 2.3.1+cu121")
+    assert planner.contradicts(
+        "pip install torch --index-url https://download.pytorch.org/whl/cu121", blackwell
+    )
+    assert not planner.contradicts(
+        "pip install torch --index-url https://download.pytorch.org/whl/cu128", blackwell
+    )
+
+
+def test_nvidia_wheels_of_another_cuda_major_and_other_frameworks_are_dropped() -> None:
+    tf = ctx(framework_version="tensorflow 2.10.0", system_cuda="11.2")
+    assert tf.cuda_major == 11
+    assert planner.contradicts("pip install nvidia-cudnn-cu12 (or -cu13)", tf)
+    assert not planner.contradicts("pip install 'nvidia-cudnn-cu11==8.*'", tf)
+    assert planner.contradicts(CU126, tf)  # a PyTorch step for a TensorFlow log
+    assert not planner.contradicts("pip install nvidia-cudnn-cu12", planner.Context())  # CUDA unknown
+
+
+def test_jax_extras_need_a_driver_that_runs_their_cuda() -> None:
+    old = ctx(driver="470.82.01", framework_version="jaxlib 0.4.20+cuda12.cudnn89")
+    assert planner.contradicts("pip install -U 'jax[cuda12]'", old)
+    assert not planner.contradicts("pip install -U 'jax[cuda12]' after you upgrade the driver", old)
+    assert not planner.contradicts("pip install -U 'jax[cuda12]'", ctx(driver="535.104.05"))
+
+
+def test_tensorflow_gpu_installs_on_native_windows_and_other_gpus_archs_are_dropped() -> None:
+    win = ctx(os="Windows 10", framework_version="tensorflow 2.13.0")
+    assert planner.contradicts("pip install 'tensorflow[and-cuda]'", win)
+    assert not planner.contradicts("In WSL2: pip install 'tensorflow[and-cuda]'", win)
+    ampere = ctx(gpu="RTX 3090")
+    assert planner.contradicts(
+        "rebuild with TORCH_CUDA_ARCH_LIST set (e.g. TORCH_CUDA_ARCH_LIST=8.0)", ampere
+    )
+    assert not planner.contradicts("rebuild with TORCH_CUDA_ARCH_LIST=8.6", ampere)
+    assert planner.contradicts("install the last variant (e.g. PyTorch cu126 keeps sm_50..sm_70)", ampere)
+    assert not planner.contradicts(
+        "install the last variant (PyTorch cu126 keeps sm_50..sm_70)", ctx(gpu="GTX 1080")
+    )
+
+
+def test_driver_too_old_pins_the_newest_torch_the_driver_runs() -> None:
+    c = ctx(driver="450.80.02", framework_version="torch 2.1.0+cu121", gpu="Tesla T4")
+    planned = planner.plan(
+        "driver-too-old", ["pip install torch --index-url https://download.pytorch.org/whl/cu118"], c
+    )
+    assert planned[0].startswith(
+        "pip install --force-reinstall 'torch==2.7.*' --index-url https://download.pytorch.org/whl/cu118"
+    )
+    assert any("525.60.13" in s for s in planned)
+    assert len([s for s in planned if "whl/cu118" in s]) == 1  # the pinned step replaced the unpinned one
+
+
+def test_unknown_facts_are_named_with_the_command_that_shows_them() -> None:
+    out = planner.plan("arch-unsupported", ["rebuild for the GPU"], planner.Context(framework="torch"))
+    assert out[0] == "rebuild for the GPU" and out[-1].startswith(steps.FIND_OUT)
+    unknown_driver = steps.cpu_only_build(planner.Context(framework="torch"))
+    assert "nvidia-smi" in unknown_driver[0]
+
+
+def test_toolchain_steps_follow_the_builds_own_cuda() -> None:
+    old = steps.toolchain_not_found(ctx(framework_version="tensorflow-gpu 2.3.0", system_cuda="10.1"))
+    assert "cuda-10.1" in old[0] and "nvidia-cuda-nvcc" not in old[0]
+    new = steps.toolchain_not_found(ctx(framework_version="tensorflow 2.15.0"))
+    assert "nvidia-cuda-nvcc-cu12" in new[0]
+
+
+def test_placeholders_meant_for_a_finding_are_dropped_where_no_finding_shows() -> None:
+    step = "Install a build whose architecture list includes the GPU (see the arch list in the finding)"
+    assert planner.plan("library-bug", [step], planner.Context(), beside_finding=False) == []
+    assert planner.plan("library-bug", [step], planner.Context()) == [step]
+
+
+def test_checks_findings_go_through_the_planner() -> None:
+    snap = from_stated({"driver": "450.80.02", "framework_version": "torch 2.1.0+cu121", "gpu": "Tesla T4"})
+    found = [f for r in checked(snap) for f in r.findings if f.id == "driver-too-old"]
+    assert found and "torch==2.7.*" in found[0].fix[0]
