@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -45,3 +46,43 @@ def test_explain_names_the_cause_and_the_fix_that_worked(trial: str) -> None:
     doc = json.loads(out.stdout)
     assert doc["causes"][0]["id"] == cause, [c["id"] for c in doc["causes"]]
     assert any(step in s for s in doc["causes"][0]["fix"]), doc["causes"][0]["fix"]
+
+
+# trial -> a piece of the first step when explained with the H100's own facts (planned/check.json, that
+# machine's live snapshot) and the broken run's environment stated: the fix that worked there comes first.
+FIRST_STEP_ON_THE_H100 = {
+    "jax-prealloc-starves-torch": "XLA_PYTHON_CLIENT_PREALLOCATE=false",
+    "visible-devices-bad-index": "CUDA_VISIBLE_DEVICES=0",
+    "alloc-conf-bad-key": "expandable_segments:True",
+    "alloc-conf-misspelt-key": "expandable_segments instead of expandible_segments",
+    "alloc-conf-lowercase-true": "expandable_segments:True",
+    "launch-blocking-locates-fault": "index",
+    "xla-flags-unknown": "--xla_gpu_graph_level",
+    "torch-oom-fragmentation": "expandable_segments:True",
+    "jax-no-prealloc-oom": "XLA_PYTHON_CLIENT_MEM_FRACTION",
+    "cupy-bad-device": "a device index below that count",
+    "two-ranks-one-gpu": "--nproc_per_node",
+}
+
+
+@pytest.mark.parametrize("trial", sorted(FIRST_STEP_ON_THE_H100))
+def test_with_the_h100s_own_facts_the_fix_that_worked_comes_first(trial: str, tmp_path: Path) -> None:
+    with open(os.path.join(FIXES, "summary.json"), encoding="utf-8") as fh:
+        changes = json.load(fh)["trials"][trial]["broken"].get("env_changes") or {}
+    facts = tmp_path / "facts.json"
+    facts.write_text(json.dumps({"other": " ".join(f"{k}={v}" for k, v in changes.items())}))
+    out = cudoctor(
+        [
+            "explain",
+            os.path.join(FIXES, trial, "broken.txt"),
+            "--snapshot",
+            os.path.join(FIXES, "planned", "check.json"),
+            "--facts",
+            str(facts),
+            "--no-live",
+            "--format",
+            "json",
+        ]
+    )
+    first = json.loads(out.stdout)["causes"][0]
+    assert FIRST_STEP_ON_THE_H100[trial] in first["fix"][0], first["fix"]

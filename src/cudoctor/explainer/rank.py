@@ -14,7 +14,15 @@ from typing import Any
 
 from cudoctor import knowledge, versions
 from cudoctor.checks import run_checks, view
-from cudoctor.explainer import evidence, gpu_rules, readers, setting_rules, signatures, summaries
+from cudoctor.explainer import (
+    evidence,
+    gpu_rules,
+    memory_rules,
+    readers,
+    setting_rules,
+    signatures,
+    summaries,
+)
 from cudoctor.explainer.ranked import CONFIRM, RULE_OUT, RankedCause, bump
 from cudoctor.explainer.scan import Match, ScanResult
 from cudoctor.explainer.summaries import Summary
@@ -357,6 +365,9 @@ def context_rules(
         gpu_rules.new_gpu_rule(ranked, root.sig.new_gpu_cc, gpus)
     if "cpu-only-build" in ranked:
         _cuda_build_rule(ranked, view.frameworks(snap))
+    if root is not None:
+        setting_rules.jax_fraction_rule(ranked, root.text, snap)
+        memory_rules.fragmentation_rule(ranked, root.line, root.text)
     if "no-gpu-visible" in ranked:
         _visible_devices_rule(ranked, view.env(snap).get("CUDA_VISIBLE_DEVICES"), gpus)
     for name, info in view.frameworks(snap):

@@ -123,3 +123,32 @@ def cublas_workspace_rule(ranked: dict[str, RankedCause], line: int, snap: Snaps
         f"CUBLAS_WORKSPACE_CONFIG is {value!r}; torch compares the exact text: export CUBLAS_WORKSPACE_CONFIG=:4096:8 "
         "(no quotes or spaces inside the value)",
     )
+
+
+JAX_FRACTIONS = ("XLA_CLIENT_MEM_FRACTION", "XLA_PYTHON_CLIENT_MEM_FRACTION")
+JAX_DEFAULT_FRACTION = 0.75  # XLA preallocates this share of the GPU when no fraction is set
+JAX_OOM = re.compile(r"RESOURCE_EXHAUSTED|Out of memory while trying to allocate|XlaRuntimeError", re.I)
+
+
+def jax_fraction_rule(ranked: dict[str, RankedCause], text: str, snap: Snapshot) -> None:
+    """A JAX/XLA out-of-memory while the environment caps XLA's pool below its default share: the
+    cap, not the GPU, is the limit (recorded on an H100: a 4 GiB array under a .02 fraction)."""
+    if "gpu-oom" not in ranked or not JAX_OOM.search(text):
+        return
+    env = view.env(snap)
+    for variable in JAX_FRACTIONS:
+        try:
+            fraction = float(env.get(variable) or "nan")
+        except ValueError:
+            continue
+        if fraction < JAX_DEFAULT_FRACTION:  # NaN compares false: unset or unreadable values pass
+            bump(
+                ranked,
+                "gpu-oom",
+                0.1,
+                f"fact: {variable}={env[variable]} caps XLA's memory pool at {fraction:.0%} of the GPU "
+                f"(the default is {JAX_DEFAULT_FRACTION:.0%})",
+                f"Raise or unset {variable} (now {env[variable]}: JAX may use only {fraction:.0%} of the GPU's "
+                f"memory): export {variable}={JAX_DEFAULT_FRACTION}, or unset {variable} for the default",
+            )
+            return

@@ -42,6 +42,8 @@ STATED_SETTINGS = (
     "XLA_CLIENT_MEM_FRACTION",
     "JAX_PLATFORMS",
     "TF_FORCE_GPU_ALLOW_GROWTH",
+    "PYTORCH_CUDA_ALLOC_CONF",
+    "PYTORCH_ALLOC_CONF",
 )
 SETTING = re.compile(r"\b(" + "|".join(STATED_SETTINGS) + r")\s*=\s*[\"']?([^\s\"';]*)")
 

@@ -1,0 +1,42 @@
+"""Rules on the figures a GPU out-of-memory message prints: PyTorch's allocator says how much it
+asked for and how much it holds reserved but unallocated; more of the second than the first is
+fragmentation, which PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True fixes (recorded on an H100:
+tests/fixtures/gpu/h100/fixes/torch-oom-fragmentation)."""
+
+from __future__ import annotations
+
+import re
+
+from cudoctor.explainer.ranked import RankedCause, bump
+
+SIZE = r"([\d.]+) ?(bytes|[KMGT]iB)"
+ASKED = re.compile(r"Tried to allocate " + SIZE)
+UNALLOCATED = re.compile(SIZE + r" is reserved by PyTorch but unallocated")
+UNIT = {"bytes": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+
+
+def _bytes(m: re.Match[str] | None) -> float | None:
+    if m is None:
+        return None
+    try:
+        return float(m.group(1)) * UNIT[m.group(2)]
+    except ValueError:
+        return None
+
+
+def fragmentation_rule(ranked: dict[str, RankedCause], line: int, text: str) -> None:
+    """PyTorch held more reserved-but-unallocated memory than the request it could not serve."""
+    if "gpu-oom" not in ranked:
+        return
+    asked, spare = _bytes(ASKED.search(text)), _bytes(UNALLOCATED.search(text))
+    if asked is None or spare is None or spare < asked:
+        return
+    bump(
+        ranked,
+        "gpu-oom",
+        0.1,
+        f"line {line}: PyTorch held {spare / 2**20:.0f} MiB reserved but unallocated, more than the "
+        f"{asked / 2**20:.0f} MiB it asked for: the free memory is fragmented",
+        "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True  (torch >= 2.1: segments grow instead of "
+        "splitting, so reserved memory can serve a larger request; set it before the process starts)",
+    )
