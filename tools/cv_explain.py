@@ -79,7 +79,7 @@ def tainted_signatures(case: corpus.Report) -> set[str]:
 def explain_ids(case: corpus.Report, drop: set[str], ev: evidence.Evidence | None) -> list[str]:
     result = scan.scan(io.BytesIO(case.log.encode("utf-8")))
     result.matches = [m for m in result.matches if m.sig.id not in drop]
-    hint = command.guess_framework(result)
+    hint = command.guess_framework(result, case.context)
     snap = logfacts.fill(from_stated(case.context, hint), result.facts, hint)
     exp = rank.explain(result, snap, other=str(case.context.get("other", "")), learned=ev)
     return [c.id for c in exp.causes[:5]]
@@ -150,7 +150,7 @@ def blind(path: str, show_misses: bool) -> int:
         case = corpus._row(row)
         result = scan.scan(io.BytesIO(case.log.encode("utf-8")))
         ev = evidence.gather(result, case.context)
-        hint = command.guess_framework(result)
+        hint = command.guess_framework(result, case.context)
         snap = logfacts.fill(from_stated(case.context, hint), result.facts, hint)
         exp = rank.explain(result, snap, str(case.context.get("other", "")), ev, hint)
         tally.add(case, [c.id for c in exp.causes[:5]])

@@ -7,7 +7,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from cudoctor.explainer import benign, evidence, logfacts, rank, scan
@@ -17,17 +17,21 @@ from cudoctor.model import Snapshot
 
 FRAMEWORK_HINTS = (
     ("torch", re.compile(r"\btorch\b|pytorch|THC|c10|aten/|cublasGemm|cuDNN version incompatibility", re.I)),
-    ("tensorflow", re.compile(r"tensorflow|stream_executor|\bkeras\b|\[Op:", re.I)),
-    ("jax", re.compile(r"\bjax(lib)?\b|XlaRuntimeError|jax_plugins", re.I)),
+    ("tensorflow", re.compile(r"tensorflow|stream_executor|\bkeras\b|\[Op:|Failed to get convolution algorithm", re.I)),
+    ("jax", re.compile(r"\bjax(lib)?\b|XlaRuntimeError|jax_plugins|\bjax_\w+", re.I)),
     ("cupy", re.compile(r"\bcupy\b|Jitify", re.I)),
 )
 
 
-def guess_framework(result: scan.ScanResult) -> str | None:
+def guess_framework(result: scan.ScanResult, stated: Mapping[str, object] | None = None) -> str | None:
+    """The framework the log names most; else the one the stated facts name (their versions and prose)."""
     text = "\n".join([m.text for m in result.matches] + [t for _, t in result.tail])
-    counts = {name: len(rx.findall(text)) for name, rx in FRAMEWORK_HINTS}
-    best = max(counts.items(), key=lambda kv: kv[1])
-    return best[0] if best[1] else None
+    for source in (text, " ".join(str(v) for v in (stated or {}).values())):
+        counts = {name: len(rx.findall(source)) for name, rx in FRAMEWORK_HINTS}
+        best = max(counts.items(), key=lambda kv: kv[1])
+        if best[1]:
+            return best[0]
+    return None
 
 
 def _progress_printer(path: str) -> Callable[[int], None] | None:
@@ -305,10 +309,10 @@ def to_markdown(doc: dict[str, Any]) -> str:
 
 def run_explain(args: argparse.Namespace) -> int:
     result = run_scan(args.log)
-    hint = guess_framework(result)
+    stated = _stated(args.facts)
+    hint = guess_framework(result, stated)
     snap: Snapshot = build_snapshot(args.facts, args.snapshot, live=not args.no_live, framework_hint=hint)
     snap = logfacts.fill(snap, result.facts, hint)
-    stated = _stated(args.facts)
     found = evidence.gather(result, {k: v for k, v in stated.items() if k in stated_keys})
     exp = rank.explain(result, snap, other=str(stated.get("other", "")), learned=found, framework=hint)
     doc = to_json(exp, hint)

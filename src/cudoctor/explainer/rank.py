@@ -26,7 +26,7 @@ from cudoctor.explainer import (
 from cudoctor.explainer.ranked import CONFIRM, RULE_OUT, RankedCause, bump
 from cudoctor.explainer.scan import Match, ScanResult
 from cudoctor.explainer.summaries import Summary
-from cudoctor.fixes import planner
+from cudoctor.fixes import planner, scope
 from cudoctor.model import Finding, Severity, Snapshot
 
 UNRELATED = {Severity.ERROR: 0.2, Severity.WARNING: 0.1, Severity.INFO: 0.0}
@@ -489,7 +489,10 @@ def explain(
     located = summaries.locate(scan.plain_tail()) if root is None else None
     fallback = None if root is not None or located is not None else fallback_root(scan)
     read = reader_scores(ranked, root, fallback)
-    plan = planner.context(snap, framework, read)
+    text = "\n".join([m.text for m in matches[:200]] + [t for _, t in scan.tail])
+    read.setdefault("platform", scope.platform_from_log(text) or "")
+    read["root"] = root.text if root is not None else (fallback[1] if fallback else "")
+    plan = planner.context(snap, framework or scope.framework_from_log(text + "\n" + other), read)
     if learned is not None and (root is not None or (fallback is not None and looks_like_error(fallback[1]))):
         evidence.apply(ranked, learned, evidence.weight_for(root.sig.specificity if root else None))
     causes = sorted(

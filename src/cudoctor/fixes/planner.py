@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from cudoctor import knowledge, versions
+from cudoctor.fixes import scope
 from cudoctor.fixes import steps as compute
 from cudoctor.model import CheckResult, Snapshot
 
@@ -39,6 +40,7 @@ class Context:
     platform: str | None = None  # 'windows' (native), 'wsl', 'linux', 'darwin'
     system_cuda: str | None = None  # a toolkit the person has (stated, or the first one found)
     cudnn_wanted: int | None = None  # the cuDNN major the log says the program asked for
+    root: str = ""  # the log's root error line: a setting or tool it names is relevant whatever the framework
 
     @property
     def cuda_major(self) -> int | None:
@@ -76,9 +78,10 @@ def context(snap: Snapshot, framework: str | None = None, log_facts: dict[str, s
         driver_cuda=str(driver_cuda) if driver_cuda else None,
         cc=cc,
         gpu=name,
-        platform=_platform(snap),
+        platform=_platform(snap) or (log_facts or {}).get("platform") or None,
         system_cuda=next((str(t["version"]) for t in toolkits if t.get("version")), None),
         cudnn_wanted=int(wanted) if wanted and str(wanted).isdigit() else None,
+        root=(log_facts or {}).get("root", ""),
     )
 
 
@@ -110,8 +113,11 @@ def plan(
     lookups = [s for s in computed if s.startswith(compute.FIND_OUT)]
     specific_index = any(TORCH_INDEX.search(s) for s in specific)
     out: list[str] = []
-    for step in specific + [s for s in computed if s not in lookups] + (generic or []) + lookups:
-        if step in out or contradicts(step, ctx) or (not beside_finding and PLACEHOLDER.search(step)):
+    for proposed in specific + [s for s in computed if s not in lookups] + (generic or []) + lookups:
+        step = scope.trim(proposed, ctx.framework)
+        if step is None or step in out or contradicts(step, ctx):
+            continue
+        if not beside_finding and PLACEHOLDER.search(step):
             continue
         replaced = next((i for i, earlier in enumerate(out) if subsumes(step, earlier)), None)
         if replaced is not None:
@@ -142,14 +148,14 @@ def contradicts(step: str, ctx: Context) -> bool:
 
 
 def _other_framework(step: str, ctx: Context) -> bool:
-    """A step for another framework than the one that failed."""
+    """A step for another framework than the one that failed: labelled for it, or naming only what
+    another framework reads."""
     if ctx.framework is None:
         return False
     m = LABEL.match(step)
     if m:
         return LABEL_NAME[m.group(1)] != ctx.framework
-    torch_only = TORCH_INDEX.search(step) or re.search(r"\bpip install (?:--\S+ )*torch\b", step)
-    return bool(torch_only) and ctx.framework in ("tensorflow", "jax")
+    return scope.for_other_framework(step, ctx)
 
 
 def _torch_index_too_new(step: str, ctx: Context) -> bool:
@@ -206,6 +212,7 @@ def _other_gpu_arch(step: str, ctx: Context) -> bool:
 
 RULES = (
     _other_framework,
+    scope.for_other_platform,
     _torch_index_too_new,
     _nvidia_wheel_other_major,
     _jax_extra_unrunnable,

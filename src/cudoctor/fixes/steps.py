@@ -193,7 +193,7 @@ def arch_unsupported(ctx: Context) -> list[str]:
     span = knowledge.cuda_span_for_cc(versions.fmt(ctx.cc))
     if span and ctx.framework in (None, "torch"):
         steps.append(
-            f"For your own CUDA extensions: rebuild with a CUDA {span[0]} to {span[1]} toolkit and "
+            f"For your own CUDA extensions: rebuild with a CUDA {span[0]} or newer toolkit and "
             f"TORCH_CUDA_ARCH_LIST={versions.fmt(ctx.cc)}"
         )
     return steps

@@ -1,0 +1,98 @@
+"""Which framework and which platform a step is written for, read from the step itself: a label
+("PyTorch: ...", "TensorFlow (Linux/WSL2): ...") or what it names (a PyTorch wheel index,
+TORCH_CUDA_ARCH_LIST, XLA_FLAGS, tf.config, sudo and LD_LIBRARY_PATH). The planner drops, or trims
+to its other parts, a step written for another framework or platform than the facts describe."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cudoctor.fixes.planner import Context
+
+LABEL = re.compile(r"^\s*(PyTorch|TensorFlow|JAX|CuPy)\b[^:;]{0,40}:")
+LABEL_NAME = {"PyTorch": "torch", "TensorFlow": "tensorflow", "JAX": "jax", "CuPy": "cupy"}
+# What a step names -> the frameworks it can be for (an unlabelled step naming none is for any).
+MARKERS = (
+    (
+        re.compile(
+            r"download\.pytorch\.org|\bpip install (?:-\S+ )*'?torch\b|TORCH_CUDA_ARCH_LIST|torch\.(?:cuda|multiprocessing|backends|use_)"
+            r"|\bPyTorch cu\d+|PYTORCH_\w+"
+        ),
+        frozenset({"torch"}),
+    ),
+    (re.compile(r"XLA_FLAGS|--xla_gpu"), frozenset({"tensorflow", "jax"})),
+    (re.compile(r"\btf\.config|TF_FORCE_GPU_ALLOW_GROWTH|tensorflow\[and-cuda\]"), frozenset({"tensorflow"})),
+    (re.compile(r"XLA_PYTHON_CLIENT_\w+|\bjax\[cuda|jax-cuda\d+-plugin"), frozenset({"jax"})),
+)
+LINUX_ONLY = re.compile(
+    r"\bsudo\b|\brmmod\b|\bmodprobe\b|\bldconfig\b|LD_LIBRARY_PATH|\bapt(?:-get)? install\b"
+)
+WINDOWS_PATH = re.compile(
+    r"\b[A-Z]:\\(?:Users|Program Files|ProgramData|Windows|Python\d*|ProgramFiles)\\", re.I
+)
+
+
+def trim(step: str, framework: str | None) -> str | None:
+    """The step without its parts labelled for other frameworks ("...; JAX: ..." for a PyTorch log);
+    None when nothing is left."""
+    if framework is None:
+        return step
+    parts = re.split(r";\s+(?=(?:PyTorch|TensorFlow|JAX|CuPy)\b[^:;]{0,40}:)", step)
+    kept = [p for p in parts if not ((m := LABEL.match(p)) and LABEL_NAME[m.group(1)] != framework)]
+    if not kept:
+        return None
+    return step if len(kept) == len(parts) else "; ".join(kept)
+
+
+def names(framework: str, step: str) -> bool:
+    """Whether a step names this framework itself (then it is written for it too, whatever else it names)."""
+    own = {"torch": r"\btorch\b|PyTorch", "tensorflow": r"tensorflow|\btf\.", "jax": r"\bjax\b|\bJAX\b"}
+    return re.search(own.get(framework, re.escape(framework)), step, re.I) is not None
+
+
+def for_other_framework(step: str, ctx: Context) -> bool:
+    """A step that names only what another framework reads (a PyTorch index for a JAX log, XLA_FLAGS
+    for a PyTorch or numba one)."""
+    if ctx.framework is None or names(ctx.framework, step):
+        return False
+    for rx, frameworks in MARKERS:
+        if rx.search(step) and ctx.framework not in frameworks and not rx.search(ctx.root):
+            labelled = LABEL.match(step)
+            if labelled is None or LABEL_NAME[labelled.group(1)] != ctx.framework:
+                return True
+    return False
+
+
+def for_other_platform(step: str, ctx: Context) -> bool:
+    """A Linux-only step (sudo, kernel modules, LD_LIBRARY_PATH) on native Windows."""
+    return ctx.platform == "windows" and LINUX_ONLY.search(step) is not None and "WSL" not in step
+
+
+def platform_from_log(text: str) -> str | None:
+    """'windows' when the log's paths are Windows paths (C:\\Users\\..., C:\\Program Files\\...)."""
+    return "windows" if WINDOWS_PATH.search(text) else None
+
+
+# Libraries with CUDA code of their own, named in a log that none of the four frameworks' hints fit:
+# the steps written for PyTorch, TensorFlow or JAX are not theirs.
+OTHER_FRAMEWORKS = (
+    ("numba", re.compile(r"\bnumba\b", re.I)),
+    ("pycuda", re.compile(r"\bpycuda\b", re.I)),
+    ("ctranslate2", re.compile(r"ctranslate2|faster[_-]whisper", re.I)),
+    ("onnxruntime", re.compile(r"onnxruntime", re.I)),
+    ("jittor", re.compile(r"\bjittor\b", re.I)),
+    ("mxnet", re.compile(r"\bmxnet\b", re.I)),
+    ("paddle", re.compile(r"\bpaddle(?:paddle)?\b", re.I)),
+    ("cntk", re.compile(r"\bcntk\b", re.I)),
+    ("llama.cpp", re.compile(r"\bggml\b|llama\.cpp|llama_model_load", re.I)),
+)
+
+
+def framework_from_log(text: str) -> str | None:
+    """The other CUDA library a log comes from, when one is named and none of the four frameworks is."""
+    for name, rx in OTHER_FRAMEWORKS:
+        if rx.search(text):
+            return name
+    return None
