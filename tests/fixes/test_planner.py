@@ -111,3 +111,40 @@ def test_checks_findings_go_through_the_planner() -> None:
     snap = from_stated({"driver": "450.80.02", "framework_version": "torch 2.1.0+cu121", "gpu": "Tesla T4"})
     found = [f for r in checked(snap) for f in r.findings if f.id == "driver-too-old"]
     assert found and "torch==2.7.*" in found[0].fix[0]
+
+
+def test_an_unpinned_cudnn_wheel_is_dropped_where_the_build_wants_cudnn_8() -> None:
+    wants_8 = planner.Context(cudnn_wanted=8)
+    assert planner.contradicts("pip install nvidia-cudnn-cu12", wants_8)
+    assert not planner.contradicts("pip install 'nvidia-cudnn-cu12==8.*'", wants_8)
+    assert not planner.contradicts("pip install nvidia-cudnn-cu12", planner.Context(cudnn_wanted=9))
+    read = planner.context(
+        Snapshot(origin="none"), None, {"library": "cudnn", "compiled": "8.5.0", "loaded": "9.1.0"}
+    )
+    assert read.cudnn_wanted == 8
+
+
+def test_a_driver_upgrade_the_driver_already_meets_is_dropped() -> None:
+    step = "Or upgrade the NVIDIA driver to 525.60.13 or newer"
+    assert planner.contradicts(step, planner.Context(driver="525.125.06"))
+    assert not planner.contradicts(step, planner.Context(driver="470.82.01"))
+    assert not planner.contradicts(step, planner.Context())
+
+
+def test_steps_read_as_a_person_runs_them() -> None:
+    windows = planner.Context(platform="windows")
+    assert planner.plan("library-bug", ["export CUDA_LAUNCH_BLOCKING=1"], windows) == [
+        'set CUDA_LAUNCH_BLOCKING=1 (PowerShell: $env:CUDA_LAUNCH_BLOCKING="1")'
+    ]
+    assert planner.plan("library-bug", ["Or upgrade the driver"], planner.Context()) == ["Upgrade the driver"]
+
+
+def test_a_ptxas_the_log_calls_too_old_is_replaced_by_the_newest_of_its_major() -> None:
+    too_old = planner.Context(
+        framework="jax",
+        system_cuda="11.8",
+        root="ptxas fatal : Unsupported .version 8.0; current version is '7.8'",
+    )
+    assert steps.toolchain_not_found(too_old) == [
+        "pip install -U nvidia-cuda-nvcc-cu11  (the newest ptxas of CUDA 11: the one found is older than the code it compiles)"
+    ]

@@ -68,7 +68,12 @@ def context(snap: Snapshot, framework: str | None = None, log_facts: dict[str, s
         knowledge.max_cuda_for_driver(str(driver)) if driver else None
     )
     toolkits = snap.value("cuda.toolkits") or []
-    wanted = (log_facts or {}).get("cudnn_wanted")
+    facts = log_facts or {}
+    wanted = facts.get("cudnn_wanted") or (
+        str((versions.parse(facts.get("compiled", "")) or ("",))[0])
+        if facts.get("library") == "cudnn"
+        else None
+    )
     return Context(
         framework=framework,
         version=str(info["version"]) if info.get("version") else None,
@@ -128,6 +133,19 @@ def plan(
         if step in computed and specific_index and TORCH_INDEX.search(step):
             continue
         out.append(step)
+    return finish(out, ctx)
+
+
+EXPORT = re.compile(r"\bexport (\w+)=(\S+)")
+
+
+def finish(out: list[str], ctx: Context) -> list[str]:
+    """The steps as a person runs them: on native Windows `export X=1` becomes `set X=1`
+    (PowerShell: $env:X="1"); the first step does not begin with "Or"."""
+    if ctx.platform == "windows":
+        out = [EXPORT.sub(lambda m: f'set {m[1]}={m[2]} (PowerShell: $env:{m[1]}="{m[2]}")', s) for s in out]
+    if out and out[0].startswith("Or "):
+        out[0] = out[0][3].upper() + out[0][4:]
     return out
 
 
@@ -210,8 +228,24 @@ def _other_gpu_arch(step: str, ctx: Context) -> bool:
     return False
 
 
+def _unpinned_cudnn_of_another_major(step: str, ctx: Context) -> bool:
+    """An unpinned cuDNN wheel (it brings cuDNN 9) where the build wants another cuDNN major."""
+    if ctx.cudnn_wanted is None or ctx.cudnn_wanted == 9:
+        return False
+    return re.search(r"\bnvidia-cudnn-cu\d+\b(?!'?==)", step) is not None and "==" not in step
+
+
+def _driver_floor_already_met(step: str, ctx: Context) -> bool:
+    """'Upgrade the NVIDIA driver to 525.60.13' when the driver is already that new."""
+    m = re.search(r"upgrade the NVIDIA driver to (\d+(?:\.\d+)+)", step, re.I)
+    have, floor = versions.parse(ctx.driver or ""), versions.parse(m.group(1)) if m else None
+    return bool(have and floor and have >= floor)
+
+
 RULES = (
     _other_framework,
+    _unpinned_cudnn_of_another_major,
+    _driver_floor_already_met,
     scope.for_other_platform,
     _torch_index_too_new,
     _nvidia_wheel_other_major,

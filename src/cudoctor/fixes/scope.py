@@ -18,7 +18,7 @@ MARKERS = (
     (
         re.compile(
             r"download\.pytorch\.org|\bpip install (?:-\S+ )*'?torch\b|TORCH_CUDA_ARCH_LIST|torch\.(?:cuda|multiprocessing|backends|use_)"
-            r"|\bPyTorch cu\d+|PYTORCH_\w+"
+            r"|\bPyTorch cu\d+|PYTORCH_\w+|\bDataLoader\b|collate_fn|pin_memory"
         ),
         frozenset({"torch"}),
     ),

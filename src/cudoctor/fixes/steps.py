@@ -6,6 +6,7 @@ that shows it, never guessed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -170,10 +171,23 @@ def _build_cudnn_major(ctx: Context) -> int | None:
     return None
 
 
+TOO_OLD = re.compile(r"current version is|Unsupported \.version|does not support|too old|newer than", re.I)
+
+
 def toolchain_not_found(ctx: Context) -> list[str]:
     cuda = ctx.cuda or (ctx.system_cuda if ctx.framework in ("tensorflow", "jax") else None)
     if cuda is None:
         return []
+    major = (versions.parse(cuda) or (0,))[0]
+    if TOO_OLD.search(ctx.root):  # the log says the ptxas it found is too old: the build's own one was
+        newest = knowledge.nvcc_wheel(str(major))
+        return (
+            [
+                f"pip install -U {newest}  (the newest ptxas of CUDA {major}: the one found is older than the code it compiles)"
+            ]
+            if newest
+            else []
+        )
     wheel = knowledge.nvcc_wheel(cuda)
     if wheel:
         return [f"pip install {wheel}  (ptxas and nvcc of CUDA {cuda}, the CUDA your build was made with)"]
