@@ -17,7 +17,10 @@ from cudoctor.model import Snapshot
 
 FRAMEWORK_HINTS = (
     ("torch", re.compile(r"\btorch\b|pytorch|THC|c10|aten/|cublasGemm|cuDNN version incompatibility", re.I)),
-    ("tensorflow", re.compile(r"tensorflow|stream_executor|\bkeras\b|\[Op:|Failed to get convolution algorithm", re.I)),
+    (
+        "tensorflow",
+        re.compile(r"tensorflow|stream_executor|\bkeras\b|\[Op:|Failed to get convolution algorithm", re.I),
+    ),
     ("jax", re.compile(r"\bjax(lib)?\b|XlaRuntimeError|jax_plugins|\bjax_\w+", re.I)),
     ("cupy", re.compile(r"\bcupy\b|Jitify", re.I)),
 )
