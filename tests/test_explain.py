@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from cudoctor import knowledge
-from cudoctor.explainer import rank, scan, signatures
+from cudoctor.explainer import command, rank, scan, signatures
 from cudoctor.facts.stated import from_stated
 from cudoctor.model import Snapshot
 from tests.conftest import ROOT, SHARED, cudoctor
@@ -300,13 +300,9 @@ def test_huge_line_without_newline_is_scanned_in_pieces(tmp_path: Path) -> None:
 EXTRA_CORPUS = os.path.join(ROOT, "src", "cudoctor", "knowledge", "corpus", "extra.jsonl")
 
 
-@pytest.mark.parametrize(
-    "corpus, top1_bar",
-    [(os.path.join(SHARED, "corpus", "dev.jsonl"), 0.80), (EXTRA_CORPUS, 0.85)],
-    ids=["dev", "extra"],
-)
-def test_corpus_accuracy_bar(corpus: str, top1_bar: float) -> None:
-    """Real reports with confirmed causes; extra.jsonl was gathered after dev.jsonl was tuned on."""
+def test_the_dev_corpus_scored_through_the_cli_holds_its_bar() -> None:
+    """shared/eval/score_explain.py runs the real CLI once per report (the contract other tools use)."""
+    corpus = os.path.join(SHARED, "corpus", "dev.jsonl")
     scorer = os.path.join(SHARED, "eval", "score_explain.py")
     if not os.path.exists(corpus) or not os.path.exists(scorer):
         pytest.skip("shared/ is not next to this checkout")
@@ -318,7 +314,19 @@ def test_corpus_accuracy_bar(corpus: str, top1_bar: float) -> None:
         timeout=900,
     )
     summary = dict(kv.split("=") for kv in out.stdout.strip().splitlines()[-1].split())
-    assert float(summary["top1"]) >= top1_bar and float(summary["top3"]) >= 0.95, out.stdout
+    assert float(summary["top1"]) >= 0.80 and float(summary["top3"]) >= 0.95, out.stdout
+
+
+def test_the_shipped_corpus_holds_its_in_sample_bar() -> None:
+    """Every shipped report, explained in process as `explain --facts --no-live` would (in-sample: the
+    regression bar, not a measure of generalisation; tools/cv_explain.py gives that)."""
+    rows = [json.loads(line) for line in Path(EXTRA_CORPUS).read_text(encoding="utf-8").splitlines() if line]
+    top1 = top3 = 0
+    for row in rows:
+        ids = [c["id"] for c in command.explain_stated(row["log"], row.get("context") or {})["causes"]]
+        top1 += bool(ids) and ids[0] == row["causes"][0]
+        top3 += row["causes"][0] in ids[:3]
+    assert top1 / len(rows) >= 0.90 and top3 / len(rows) >= 0.97, (top1, top3, len(rows))
 
 
 # Recorded on this project's CPU machine (jax 0.10.2) by bench/gpu_record.py: jax.devices('gpu')

@@ -148,16 +148,13 @@ def blind(path: str, show_misses: bool) -> int:
     tally, roots, root_hits = Tally(), 0, 0
     for row in rows:
         case = corpus._row(row)
-        result = scan.scan(io.BytesIO(case.log.encode("utf-8")))
-        ev = evidence.gather(result, case.context)
-        hint = command.guess_framework(result, case.context)
-        snap = logfacts.fill(from_stated(case.context, hint), result.facts, hint)
-        exp = rank.explain(result, snap, str(case.context.get("other", "")), ev, hint)
-        tally.add(case, [c.id for c in exp.causes[:5]])
-        tally.similar(case, ev.shown(exp.causes[0].id if exp.causes else None))
+        doc = command.explain_stated(case.log, case.context)  # what the CLI prints with --no-live
+        tally.add(case, [c["id"] for c in doc["causes"]])
+        tally.shown += bool(doc["similar"])
+        tally.first_right += bool(doc["similar"]) and case.causes[0] in doc["similar"][0]["causes"]
         if row.get("root_line"):
             roots += 1
-            got = (command.to_json(exp, hint)["root"] or {}).get("text", "").strip()
+            got = (doc["root"] or {}).get("text", "").strip()
             want = row["root_line"].strip()
             root_hits += bool(got) and (want in got or got in want)
     print(

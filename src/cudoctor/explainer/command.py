@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import re
@@ -308,6 +309,19 @@ def to_markdown(doc: dict[str, Any]) -> str:
     if not shows_error(root) and (doc["benign"] or root):
         lines += [RERUN_HINT, ""]
     return "\n".join(lines)
+
+
+def explain_stated(log: str, stated: Mapping[str, Any]) -> dict[str, Any]:
+    """What `cudoctor explain LOG --facts STATED --no-live --format json` prints, computed in this process
+    (corpus scoring in the tests and tools/cv_explain.py)."""
+    from cudoctor.facts.stated import from_stated
+
+    result = scan.scan(io.BytesIO(log.encode("utf-8")))
+    hint = guess_framework(result, stated)
+    snap = logfacts.fill(from_stated(stated, hint), result.facts, hint)
+    found = evidence.gather(result, {k: v for k, v in stated.items() if k in stated_keys})
+    exp = rank.explain(result, snap, other=str(stated.get("other", "")), learned=found, framework=hint)
+    return to_json(exp, hint)
 
 
 def run_explain(args: argparse.Namespace) -> int:
