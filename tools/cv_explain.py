@@ -72,7 +72,7 @@ def tainted_signatures(case: corpus.Report) -> set[str]:
         sig.id
         for sig in signatures.load()
         if any(training.example_taints(ex, sig.source, case) for ex in sig.examples if ex.strip())
-        or training._cites(sig.source, case)
+        or training.cites(sig.source, case)
     }
 
 

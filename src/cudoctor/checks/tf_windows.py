@@ -17,8 +17,7 @@ def rule() -> dict[str, Any]:
 
 
 def native_windows(snap: Snapshot) -> bool:
-    system = str((snap.value("host.os") or {}).get("system", "")).lower()
-    return system == "windows" and snap.value("host.wsl") is not True
+    return view.platform(snap) == "windows"
 
 
 def cpu_only_there(snap: Snapshot, info: dict[str, Any]) -> bool:

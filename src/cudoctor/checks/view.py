@@ -51,6 +51,14 @@ def has_gpu_hardware(snap: Snapshot) -> bool:
     return bool(snap.value("gpu.devices") or snap.value("gpu.pci"))
 
 
+def platform(snap: Snapshot) -> str | None:
+    """'wsl' (Linux under WSL2), 'windows' (native), 'linux', 'darwin', or None when unknown."""
+    if snap.value("host.wsl"):
+        return "wsl"
+    system = str((snap.value("host.os") or {}).get("system") or "").lower()
+    return system or None
+
+
 def env(snap: Snapshot) -> dict[str, str]:
     value = snap.value("env")
     return value if isinstance(value, dict) else {}

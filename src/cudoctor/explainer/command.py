@@ -318,10 +318,16 @@ def explain_stated(log: str, stated: Mapping[str, Any]) -> dict[str, Any]:
 
     result = scan.scan(io.BytesIO(log.encode("utf-8")))
     hint = guess_framework(result, stated)
-    snap = logfacts.fill(from_stated(stated, hint), result.facts, hint)
+    return to_json(_explained(result, from_stated(stated, hint), stated, hint), hint)
+
+
+def _explained(
+    result: scan.ScanResult, snap: Snapshot, stated: Mapping[str, Any], hint: str | None
+) -> rank.Explanation:
+    """The facts the log states about itself filled in, the learned stage gathered, the causes ranked."""
+    snap = logfacts.fill(snap, result.facts, hint)
     found = evidence.gather(result, {k: v for k, v in stated.items() if k in stated_keys})
-    exp = rank.explain(result, snap, other=str(stated.get("other", "")), learned=found, framework=hint)
-    return to_json(exp, hint)
+    return rank.explain(result, snap, other=str(stated.get("other", "")), learned=found, framework=hint)
 
 
 def run_explain(args: argparse.Namespace) -> int:
@@ -329,10 +335,7 @@ def run_explain(args: argparse.Namespace) -> int:
     stated = _stated(args.facts)
     hint = guess_framework(result, stated)
     snap: Snapshot = build_snapshot(args.facts, args.snapshot, live=not args.no_live, framework_hint=hint)
-    snap = logfacts.fill(snap, result.facts, hint)
-    found = evidence.gather(result, {k: v for k, v in stated.items() if k in stated_keys})
-    exp = rank.explain(result, snap, other=str(stated.get("other", "")), learned=found, framework=hint)
-    doc = to_json(exp, hint)
+    doc = to_json(_explained(result, snap, stated, hint), hint)
     if args.format == "json":
         sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
     elif args.format == "markdown":

@@ -458,8 +458,8 @@ def drop_refined(matches: list[Match]) -> list[Match]:
 def _platform_rule(ranked: dict[str, RankedCause], root: Match, snap: Snapshot) -> None:
     """Where the facts name the platform (WSL2, native Windows), add the weights the root error's
     signature gives for it: the same message has another usual cause there."""
-    wsl = bool(snap.value("host.wsl"))
-    windows = not wsl and str((snap.value("host.os") or {}).get("system", "")).lower() == "windows"
+    wsl = view.platform(snap) == "wsl"
+    windows = view.platform(snap) == "windows"
     for applies, weights, where in (
         (wsl, root.sig.on_wsl, "the machine runs WSL2"),
         (windows, root.sig.on_windows, "the machine runs Windows"),
@@ -489,10 +489,14 @@ def explain(
     located = summaries.locate(scan.plain_tail()) if root is None else None
     fallback = None if root is not None or located is not None else fallback_root(scan)
     read = reader_scores(ranked, root, fallback)
-    text = "\n".join([m.text for m in matches[:200]] + [t for _, t in scan.tail])
-    read.setdefault("platform", scope.platform_from_log(text) or "")
-    read["root"] = root.text if root is not None else (fallback[1] if fallback else "")
-    plan = planner.context(snap, framework or scope.framework_from_log(text + "\n" + other), read)
+    text = evidence.excerpt(scan)
+    plan = planner.context(
+        snap,
+        framework or scope.framework_from_log(text + "\n" + other),
+        read,
+        root=root.text if root is not None else (fallback[1] if fallback else ""),
+        log_platform=scope.platform_from_log(text),
+    )
     if learned is not None and (root is not None or (fallback is not None and looks_like_error(fallback[1]))):
         evidence.apply(ranked, learned, evidence.weight_for(root.sig.specificity if root else None))
     causes = sorted(

@@ -28,7 +28,7 @@ def signature_examples() -> list[tuple[str, str, str]]:
     return out
 
 
-def _cites(source: str, report: corpus.Report) -> bool:
+def cites(source: str, report: corpus.Report) -> bool:
     """Whether a signature's source names the report's thread (its URL, or owner/repo#N)."""
     src = source.lower()
     if report.thread in src:
@@ -40,7 +40,7 @@ def _cites(source: str, report: corpus.Report) -> bool:
 def example_taints(text: str, source: str, held_out: corpus.Report) -> bool:
     """Whether a signature example (or the signature it belongs to) came from the held-out report:
     copied from its log, or citing its thread."""
-    return text.strip() in held_out.log or _cites(source, held_out)
+    return text.strip() in held_out.log or cites(source, held_out)
 
 
 def docs(

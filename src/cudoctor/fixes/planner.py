@@ -18,11 +18,12 @@ import re
 from typing import Any
 
 from cudoctor import knowledge, versions
+from cudoctor.checks import view
 from cudoctor.fixes import scope
 from cudoctor.fixes import steps as compute
 from cudoctor.model import CheckResult, Snapshot
 
-FRAMEWORKS = ("torch", "tensorflow", "jax", "cupy")
+FRAMEWORKS = view.FRAMEWORKS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,21 +49,20 @@ class Context:
         return v[0] if v else None
 
 
-def context(snap: Snapshot, framework: str | None = None, log_facts: dict[str, str] | None = None) -> Context:
-    """Read the facts a plan needs from a snapshot; `framework` is the one the log comes from."""
-    infos = {n: i for n in FRAMEWORKS if isinstance(i := snap.value(f"framework.{n}"), dict)}
-    if framework not in infos and framework is None and len(infos) == 1:
+def context(
+    snap: Snapshot,
+    framework: str | None = None,
+    log_facts: dict[str, str] | None = None,
+    root: str = "",
+    log_platform: str | None = None,
+) -> Context:
+    """Read the facts a plan needs from a snapshot; `framework` is the one the log comes from,
+    `log_facts` what the readers read on its root line `root`, `log_platform` what its paths show."""
+    infos = dict(view.frameworks(snap))
+    if framework is None and len(infos) == 1:
         framework = next(iter(infos))
     info: dict[str, Any] = infos.get(framework or "", {})
-    gpus = snap.value("gpu.devices") or []
-    cc, name = None, None
-    for g in gpus:
-        name = g.get("name") or name
-        cc = versions.cc_tuple(g.get("cc")) or (
-            versions.cc_tuple(hit[0]) if g.get("name") and (hit := knowledge.gpu_cc(str(g["name"]))) else None
-        )
-        if cc:
-            break
+    gpu = next((g for g in view.gpus(snap) if g.get("cc_t")), None)
     driver = snap.value("driver.version")
     driver_cuda = snap.value("driver.cuda_version") or (
         knowledge.max_cuda_for_driver(str(driver)) if driver else None
@@ -81,20 +81,13 @@ def context(snap: Snapshot, framework: str | None = None, log_facts: dict[str, s
         cuda=str(info["cuda"]) if info.get("cuda") else None,
         driver=str(driver) if driver else None,
         driver_cuda=str(driver_cuda) if driver_cuda else None,
-        cc=cc,
-        gpu=name,
-        platform=_platform(snap) or (log_facts or {}).get("platform") or None,
+        cc=gpu["cc_t"] if gpu else None,
+        gpu=gpu.get("name") if gpu else None,
+        platform=view.platform(snap) or log_platform,
         system_cuda=next((str(t["version"]) for t in toolkits if t.get("version")), None),
         cudnn_wanted=int(wanted) if wanted and str(wanted).isdigit() else None,
-        root=(log_facts or {}).get("root", ""),
+        root=root,
     )
-
-
-def _platform(snap: Snapshot) -> str | None:
-    if snap.value("host.wsl"):
-        return "wsl"
-    system = str((snap.value("host.os") or {}).get("system") or "").lower()
-    return system or None
 
 
 def plan(

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from cudoctor import knowledge, versions
+from cudoctor.knowledge import jax_builds
 
 if TYPE_CHECKING:
     from cudoctor.fixes.planner import Context
@@ -127,13 +128,7 @@ def cpu_only_build(ctx: Context) -> list[str]:
     if ctx.framework == "tensorflow" and ctx.platform == "windows":
         return []  # the tf-windows-cpu-only finding carries the documented steps
     if ctx.framework == "jax":
-        if ctx.driver_cuda and not driver_runs(ctx.driver_cuda, "12.0"):
-            return [
-                f"Upgrade the NVIDIA driver first: JAX's CUDA builds need CUDA 12 or newer, your driver runs CUDA {ctx.driver_cuda}"
-            ]
-        extra = "cuda13" if ctx.driver_cuda and driver_runs(ctx.driver_cuda, "13.0") else "cuda12"
-        check = "" if ctx.driver_cuda else f"; jax[cuda13] needs a driver >= 580: {SHOW_DRIVER}"
-        return [f"pip install -U 'jax[{extra}]'  (JAX with its CUDA plugin and NVIDIA's CUDA wheels{check})"]
+        return [jax_builds.install_step(ctx.driver_cuda)]
     return []
 
 
