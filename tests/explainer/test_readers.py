@@ -551,3 +551,23 @@ def test_long_adversarial_lines_are_read() -> None:
         "cuda" + "x(" * 30_000 + " returned 2",
     ):
         assert isinstance(read_line(line), list)
+
+
+def test_camel_case_results_of_bindings_are_read_by_their_cuda_name() -> None:
+    """Rust and .NET bindings print CUresult names in CamelCase (rust-gpu-tools: Cuda(NoBinaryForGpu))."""
+    assert _statuses("called `Result::unwrap()` on an `Err` value: Cuda(NoBinaryForGpu)") == {
+        "CUDA_ERROR_NO_BINARY_FOR_GPU"
+    }
+    assert _statuses("Err(CudaError::OutOfMemory)") == {"CUDA_ERROR_OUT_OF_MEMORY"}
+    assert _statuses("Cuda(Something)") == set()
+    assert _statuses("NoBinaryForGpu without its binding's name") == set()
+
+
+def test_a_library_named_in_words_is_read_like_its_soname() -> None:
+    """Paddle: 'Cannot load cudnn shared library' names cuDNN without a soname."""
+    got = _by(
+        "soname",
+        "RuntimeError: (PreconditionNotMet) Cannot load cudnn shared library. Cannot invoke method cudnnGetVersion.",
+    )
+    assert got and got[0].facts["library"] == "cudnn" and next(iter(got[0].causes)) == "cudnn-mismatch"
+    assert _by("soname", "Loaded the cudnn shared library in 2 ms") == []  # no load failure

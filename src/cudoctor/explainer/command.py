@@ -16,6 +16,7 @@ from cudoctor.facts.stated import KEYS as stated_keys
 from cudoctor.inputs import InputError, build_snapshot
 from cudoctor.model import Snapshot
 
+VENDORED_XLA = re.compile(r"external/org_tensorflow/\S*")
 FRAMEWORK_HINTS = (
     ("torch", re.compile(r"\btorch\b|pytorch|THC|c10|aten/|cublasGemm|cuDNN version incompatibility", re.I)),
     (
@@ -30,6 +31,9 @@ FRAMEWORK_HINTS = (
 def guess_framework(result: scan.ScanResult, stated: Mapping[str, object] | None = None) -> str | None:
     """The framework the log names most; else the one the stated facts name (their versions and prose)."""
     text = "\n".join([m.text for m in result.matches] + [t for _, t in result.tail])
+    # jaxlib vendors XLA from TensorFlow's tree and logs its paths as external/org_tensorflow/...;
+    # TensorFlow's own logs never carry that prefix
+    text = VENDORED_XLA.sub(" jaxlib ", text)
     for source in (text, " ".join(str(v) for v in (stated or {}).values())):
         counts = {name: len(rx.findall(source)) for name, rx in FRAMEWORK_HINTS}
         best = max(counts.items(), key=lambda kv: kv[1])

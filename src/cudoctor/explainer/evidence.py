@@ -9,7 +9,7 @@ signatures, and `note` says in one line that this stage is unavailable.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 from cudoctor.explainer import corpus, learned, similar, tokens
 from cudoctor.explainer.ranked import RankedCause, bump
@@ -20,6 +20,7 @@ SIMILAR_WEIGHT = 0.5  # the similarity of the nearest reports that confirm the c
 NEW_CAUSE_AT = 0.08  # a cause no signature or fact named is added only from this probability on
 REASON_AT = 0.25  # a probability or vote share worth a line of evidence
 SHOWN_FROM = 10  # the nearest reports the three shown are chosen from
+CANDIDATE_AT = 0.01  # the least combined evidence (LEARNED_WEIGHT * p + SIMILAR_WEIGHT * vote) worth a place
 
 
 @dataclasses.dataclass
@@ -91,3 +92,27 @@ def apply(ranked: dict[str, RankedCause], ev: Evidence, weight: float = 1.0) -> 
             bump(ranked, cause, amount, "; ".join(reasons))
         else:
             ranked.setdefault(cause, RankedCause(cause, 0.0)).score += amount
+
+
+def candidates(ev: Evidence, have: Collection[str], room: int, known: Collection[str]) -> list[RankedCause]:
+    """Up to `room` causes the ranking left out that the model or the nearest reports still back, best
+    first, scored by that evidence alone (below the ranked ones): where a message does not name its
+    cause, the second and third guesses of what was learned are worth showing."""
+    if room <= 0:
+        return []
+    votes = similar.votes([h for h in ev.hits if h.score >= similar.SHOW_AT])
+    combined = {
+        c: LEARNED_WEIGHT * ev.distribution.get(c, 0.0) + SIMILAR_WEIGHT * votes.get(c, 0.0)
+        for c in set(ev.distribution) | set(votes)
+        if c not in have and c in known
+    }
+    out = []
+    for cause, amount in sorted(combined.items(), key=lambda kv: (-kv[1], kv[0]))[:room]:
+        if amount < CANDIDATE_AT:
+            break
+        p, v = ev.distribution.get(cause, 0.0), votes.get(cause, 0.0)
+        reason = f"possible: learned from solved reports {p:.0%}" + (
+            f", similar reports' vote {v:.2f}" if v else ""
+        )
+        out.append(RankedCause(cause, round(amount, 4), reasons=[reason]))
+    return out

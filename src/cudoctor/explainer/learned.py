@@ -26,6 +26,7 @@ ALPHA = 0.1  # smoothing
 PRIOR = 0.3  # how much a cause's share of the training documents counts
 SCALE = 4.0  # softmax sharpness over per-token average scores
 MIN_DF = 2  # a token seen in one document cannot generalise; it is not shipped
+BLEND = 0.5  # the regression's share of the distribution, where the model has one
 
 
 class ModelError(Exception):
@@ -40,6 +41,9 @@ class Model:
     df: dict[str, int]  # documents holding each token
     counts: dict[str, dict[int, int]]  # token -> cause index -> documents of that cause holding it
     stamp: str = ""
+    # the logistic regression beside the counts (explainer/fit.py): token -> cause index -> weight
+    weights: dict[str, dict[int, float]] = dataclasses.field(default_factory=dict)
+    bias: list[float] = dataclasses.field(default_factory=list)
 
     @property
     def n(self) -> int:
@@ -92,22 +96,43 @@ def scores(model: Model, toks: Iterable[str]) -> dict[str, float]:
     return out
 
 
+def _softmax(raw: Mapping[str, float], scale: float = 1.0) -> dict[str, float]:
+    top = max(raw.values())
+    exp = {c: math.exp(scale * (s - top)) for c, s in raw.items()}
+    z = sum(exp.values())
+    return {c: e / z for c, e in exp.items()}
+
+
+def regression(model: Model, toks: Iterable[str]) -> dict[str, float]:
+    """The logistic regression's probabilities (empty when the model has none)."""
+    if not model.bias:
+        return {}
+    z = list(model.bias)
+    for t in set(toks):
+        for ci, w in model.weights.get(t, {}).items():
+            z[ci] += w
+    return _softmax(dict(zip(model.classes, z, strict=True)))
+
+
 def distribution(model: Model, toks: Iterable[str]) -> dict[str, float]:
-    """Cause -> probability, best first; empty when the excerpt holds no token the model knows."""
+    """Cause -> probability, best first: the naive Bayes and the regression averaged (BLEND); empty
+    when the excerpt holds no token the model knows."""
     toks = list(toks)
     if not any(model.df.get(t) for t in toks):
         return {}
-    raw = scores(model, toks)
-    top = max(raw.values())
-    exp = {c: math.exp(SCALE * (s - top)) for c, s in raw.items()}
-    z = sum(exp.values())
-    return dict(sorted(((c, e / z) for c, e in exp.items()), key=lambda kv: -kv[1]))
+    probs = _softmax(scores(model, toks), SCALE)
+    lr = regression(model, toks)
+    if lr:
+        probs = {c: (1 - BLEND) * p + BLEND * lr[c] for c, p in probs.items()}
+    return dict(sorted(probs.items(), key=lambda kv: -kv[1]))
 
 
 def to_json(model: Model) -> dict[str, Any]:
     return {
-        "format": 1,
+        "format": 2,
         "stamp": model.stamp,
+        "bias": model.bias,
+        "weights": {t: sorted(model.weights[t].items()) for t in sorted(model.weights)},
         "classes": model.classes,
         "docs": model.docs,
         "totals": model.totals,
@@ -117,7 +142,7 @@ def to_json(model: Model) -> dict[str, Any]:
 
 def from_json(data: Mapping[str, Any]) -> Model:
     try:
-        if data.get("format") != 1:
+        if data.get("format") not in (1, 2):
             raise ModelError(f"unknown model format {data.get('format')!r}")
         tokens = data["tokens"]
         return Model(
@@ -127,6 +152,8 @@ def from_json(data: Mapping[str, Any]) -> Model:
             df={t: int(v[0]) for t, v in tokens.items()},
             counts={t: {int(ci): int(k) for ci, k in v[1]} for t, v in tokens.items()},
             stamp=str(data.get("stamp", "")),
+            weights={t: {int(ci): float(w) for ci, w in v} for t, v in data.get("weights", {}).items()},
+            bias=[float(b) for b in data.get("bias", [])],
         )
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
         raise ModelError(f"not a cudoctor model: {exc!r}") from None

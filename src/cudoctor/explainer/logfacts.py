@@ -68,9 +68,22 @@ def fill(snap: Snapshot, found: dict[str, tuple[int, str]], framework_hint: str 
     first = min(line for line, _ in found.values())
     for fact in stated:
         have = snap.get(fact.key)
-        if fact.known and (have is None or not have.known):
+        if fact.known and (have is None or not have.known or _only_inferred(have.value, fact.value)):
             snap.add(known(fact.key, fact.value, f"log line {first}+: {fact.source}"))
     return snap
+
+
+def _only_inferred(have: Any, new: Any) -> bool:
+    """A framework build the snapshot only inferred (the default wheel of a stated version) or does not
+    know gives way to the one the log states (collect_env's 'CUDA used to build PyTorch: None')."""
+    return (
+        isinstance(have, dict)
+        and isinstance(new, dict)
+        and (bool(have.get("cuda_inferred")) or have.get("build") == "unknown")
+        and have.get("build") != new.get("build")
+        and new.get("build") in ("cpu", "cuda")
+        and not new.get("cuda_inferred")
+    )
 
 
 def validate() -> list[str]:

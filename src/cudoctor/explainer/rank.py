@@ -77,8 +77,15 @@ ERROR_LOOKING = re.compile(
 SYMPTOM = re.compile(
     r"\b(?:cannot|can't|could not|couldn't|unable to|failed|failure|not found|not implemented|not supported"
     r"|not available|unsupported|insufficient|mismatch|incompatible|killed|out of memory|will hang|may hang"
-    r"|warning|illegal (?:hardware )?instruction)\b"
-    r"|\bavailable\W{1,3}(?:0|false)\b|\bwith cuda\W{1,3}false\b|\bdevice count\W{1,3}0\b"
+    r"|warning|illegal (?:hardware )?instruction|illegal value|invalid|fatal|fault|terminated"
+    r"|mismatch(?:es|ed)?|only supported|requires? (?:a |an )?(?:gpu|cuda|compute capability|\d)"
+    r"|without (?:gpu|cuda) support|not enough|too (?:old|new|many|large|small)|beyond the limit"
+    r"|falling back to cpu|duplicate gpu|larger than the maximum|out of resources?|unavailable"
+    r"|no such file or directory|does not support|doesn't support|minimum required|ignoring visible gpu"
+    r"|dispatched on the cpu|xid)\b"
+    r"|\b[A-Z]+_ERROR_[A-Z_]+|\b[A-Z]+_STATUS_(?!SUCCESS\b)[A-Z_]+|\(\w+ vs\.? \w+\)"  # a status name; glog's CHECK
+    r"|didn't work|does not work|doesn't work|not working|refuses"
+    r"|available\W{1,6}(?:0|false)\b|\bwith cuda\W{1,3}false\b|\bdevice count\W{1,3}0\b"
     r"|^\s*\[PhysicalDevice\(name='/physical_device:CPU:0', device_type='CPU'\)\]\s*$",  # TF lists no GPU
     re.I,
 )
@@ -335,18 +342,9 @@ def context_rules(
             0.6,
             "the log shows a CUDA library directory on the loader path next to a version conflict",
         )
-    if snap.value("host.wsl") and any(
-        re.match(r"libcuda\.so", (m.captures.get("lib") or "").lower()) for m in matches
-    ):
-        bump(
-            ranked,
-            "env-path-misconfig",
-            CONFIRM,
-            "on WSL the driver's libcuda is the Windows driver's copy in /usr/lib/wsl/lib, which the loader must be told about",
-            "export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH  (and sudo ldconfig; conda environments often drop it)",
-        )
     if root is not None:
         _platform_rule(ranked, root, snap)
+        _container_rule(ranked, root, snap)
     if root is not None and root.sig.min_cc:
         gpu_rules.min_cc_rule(ranked, root.sig.min_cc, gpus)
     if "gpu-watchdog" in ranked:
@@ -455,6 +453,53 @@ def drop_refined(matches: list[Match]) -> list[Match]:
     return [m for m in matches if (m.line, m.sig.id) not in refined and m.sig.id not in absorbed]
 
 
+LIBCUDA = re.compile(r"\blibcuda\.so", re.I)
+# cuDNN 8's sub-libraries dlopen the unversioned libcuda.so, which WSL has only in /usr/lib/wsl/lib
+CUDNN8_SUBLIBRARY = re.compile(r"\blibcudnn_\w+\.so\.8\b", re.I)
+
+
+def _wsl_libcuda_rule(
+    ranked: dict[str, RankedCause], matches: list[Match], root_text: str, snap: Snapshot
+) -> None:
+    """On WSL the driver's libcuda is the Windows driver's copy in /usr/lib/wsl/lib: a libcuda that
+    cannot be loaded there, or a cuDNN 8 sub-library that fails to load (it dlopens libcuda.so), is a
+    loader path that misses it (NVIDIA's CUDA on WSL guide)."""
+    if not snap.value("host.wsl"):
+        return
+    if (
+        LIBCUDA.search(root_text)
+        or CUDNN8_SUBLIBRARY.search(root_text)
+        or any(LIBCUDA.match(m.captures.get("lib") or "") for m in matches)
+    ):
+        bump(
+            ranked,
+            "env-path-misconfig",
+            CONFIRM,
+            "on WSL the driver's libcuda is the Windows driver's copy in /usr/lib/wsl/lib, which the loader must be told about",
+            "export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH  (and sudo ldconfig; conda environments often drop it)",
+        )
+
+
+NCCL_SYSTEM_ERROR = re.compile(r"unhandled system error|ncclSystemError", re.I)
+
+
+def _container_rule(ranked: dict[str, RankedCause], root: Match, snap: Snapshot) -> None:
+    """NCCL's processes on one node share buffers through /dev/shm; a container's 64 MiB default is too
+    small for them, and NCCL reports the failed call as a system error (NCCL troubleshooting, Docker)."""
+    container = snap.value("host.container")
+    if container and "multi-gpu-comm" in root.sig.causes and NCCL_SYSTEM_ERROR.search(root.text):
+        why = (
+            f"fact: the job runs in a container ({container}), whose small /dev/shm NCCL's shared-memory "
+            "transport outgrows, and NCCL reports that as a system error"
+        )
+        step = (
+            "Give the container the host's IPC namespace or a larger /dev/shm: docker run --ipc=host ... "
+            "(or --shm-size=8g; Kubernetes: an emptyDir with medium: Memory at /dev/shm)"
+        )
+        bump(ranked, "multi-gpu-comm", 0.3, why, step)  # the corpus files these under NCCL's trouble
+        bump(ranked, "shm-exhausted", 0.3, why, step)
+
+
 def _platform_rule(ranked: dict[str, RankedCause], root: Match, snap: Snapshot) -> None:
     """Where the facts name the platform (WSL2, native Windows), add the weights the root error's
     signature gives for it: the same message has another usual cause there."""
@@ -466,6 +511,11 @@ def _platform_rule(ranked: dict[str, RankedCause], root: Match, snap: Snapshot) 
     ):
         for cause, weight in weights.items() if applies else ():
             bump(ranked, cause, weight, f"fact: {where}, where this message usually has this cause")
+
+
+# Where the root error's own words do not name their cause, the list is filled up to this many from
+# the learned model and the similar reports, at the low scores they earned (so they come last).
+SHOWN = 3
 
 
 def explain(
@@ -489,6 +539,7 @@ def explain(
     located = summaries.locate(scan.plain_tail()) if root is None else None
     fallback = None if root is not None or located is not None else fallback_root(scan)
     read = reader_scores(ranked, root, fallback)
+    _wsl_libcuda_rule(ranked, matches, root.text if root else (fallback[1] if fallback else ""), snap)
     text = evidence.excerpt(scan)
     plan = planner.context(
         snap,
@@ -497,12 +548,17 @@ def explain(
         root=root.text if root is not None else (fallback[1] if fallback else ""),
         log_platform=scope.platform_from_log(text),
     )
-    if learned is not None and (root is not None or (fallback is not None and looks_like_error(fallback[1]))):
+    erring = root is not None or (fallback is not None and looks_like_error(fallback[1]))
+    if learned is not None and erring:
         evidence.apply(ranked, learned, evidence.weight_for(root.sig.specificity if root else None))
     causes = sorted(
         (rc for rc in ranked.values() if rc.score > 0.04 and rc.id in knowledge.causes()),
         key=lambda rc: -rc.score,
     )
+    if learned is not None and erring and (root is None or root.sig.specificity < 3):
+        causes += evidence.candidates(
+            learned, {rc.id for rc in causes}, SHOWN - len(causes), knowledge.causes()
+        )
     if root is not None:
         return Explanation(root, None, causes, matches, findings, scan, learned=learned, plan=plan)
     if located is not None:  # a launcher's summary, or the worker's own exception line above one

@@ -80,6 +80,9 @@ NAME_TOKEN = re.compile(
     r"\b(?:cudaError[A-Z]\w*|CUDA_ERROR_\w+|CU(?:BLAS|DNN|SOLVER|SPARSE)_STATUS_\w+|CUFFT_\w+"
     r"|NVRTC_ERROR_\w+|nccl[A-Z]\w*)"
 )
+CAMEL_RESULT = re.compile(
+    r"\bCuda(?:Error|Result|DriverError)?(?:\(|::)([A-Z][a-z]{1,20}(?:[A-Z][a-z0-9]{0,20}){1,8})\b"
+)
 CALL_RETURNED = re.compile(
     r"\b((?:cu|nccl|nvrtc)[a-zA-Z]\w*)(?:\([^()]{0,80}\))?:?\s+(?:failed with (?:error|status)(?: code)?|returned(?: error| status)?)"
     r"\s*[#=:]?\s*(\d{1,5})\b(?!\s*\(\w)"
@@ -132,6 +135,12 @@ def _status_codes(line: str) -> list[Reading]:
 
     for m in NAME_TOKEN.finditer(line):
         hit = t.names.get(m.group(0).upper())
+        if hit is not None:
+            add(*hit)
+    for m in CAMEL_RESULT.finditer(
+        line
+    ):  # Rust / .NET bindings: Cuda(NoBinaryForGpu), CudaError::OutOfMemory
+        hit = t.names.get("CUDA_ERROR_" + re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", m.group(1)).upper())
         if hit is not None:
             add(*hit)
     for m in t.label_re.finditer(line):
@@ -201,7 +210,8 @@ LOAD_FAILED = re.compile(
 WRONG_COPY = re.compile(r"^: (?:undefined symbol|symbol \S+, version)|^[^:]{0,3}not defined in file")
 SONAME = re.compile(
     r"(?<![\w.-])lib([A-Za-z][\w-]*?)\.so((?:\.\d+){0,3})(?![\w-])"
-    r"|(?<![\w.-])([A-Za-z][\w-]*?)(?:64|32)?_(\d+)(?:_\d+)?\.dll\b|(?<![\w.-])(nvcuda|nvml)\.dll\b",
+    r"|(?<![\w.-])([A-Za-z][\w-]*?)(?:64|32)?_(\d+)(?:_\d+)?\.dll\b|(?<![\w.-])(nvcuda|nvml)\.dll\b"
+    r"|(?<![\w.-])([A-Za-z][\w-]*?) (?:shared |dynamic |dso )?librar(?:y|ies)\b",  # "cannot load cudnn shared library"
     re.I,
 )
 NOT_THE_FAILURE = re.compile(r"(?:required|needed) by\b", re.I)  # the soname after it is not the one missing
@@ -219,11 +229,14 @@ def _sonames(line: str) -> list[Reading]:
         return []
     hits = []
     for m in SONAME.finditer(line):
-        base = m.group(1) or m.group(3) or m.group(5)
+        base = m.group(1) or m.group(3) or m.group(5) or m.group(6)
         row = next((r for p, r in _libraries() if p.fullmatch(base)), None)
         if row is None or NOT_THE_FAILURE.search(line, 0, m.start()):
             continue
-        ver = (m.group(2) or "").lstrip(".") if m.group(1) else _dll_version(base, m.group(4) or "")
+        if m.group(6):  # named in words: no version
+            ver = ""
+        else:
+            ver = (m.group(2) or "").lstrip(".") if m.group(1) else _dll_version(base, m.group(4) or "")
         after = line[m.end() : m.end() + 120]
         rank = (
             0

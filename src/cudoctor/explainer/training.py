@@ -67,5 +67,18 @@ def stamp() -> str:
         return corpus.stamp(fh.read())
 
 
-def train_shipped() -> learned.Model:
-    return learned.train(docs(corpus.load(), signature_examples()), stamp=stamp(), min_df=learned.MIN_DF)
+def train_both(documents: list[tuple[list[str], str]], stamp: str = "") -> learned.Model:
+    """The counts and, beside them, the logistic regression over the same shipped tokens (needs numpy
+    and scipy: training only)."""
+    from cudoctor.explainer import fit
+
+    model = learned.train(documents, stamp=stamp, min_df=learned.MIN_DF)
+    model.weights, model.bias = fit.fit(documents, sorted(model.df), model.classes)
+    return model
+
+
+def train_shipped(regression: bool = True) -> learned.Model:
+    documents = docs(corpus.load(), signature_examples())
+    if regression:
+        return train_both(documents, stamp())
+    return learned.train(documents, stamp=stamp(), min_df=learned.MIN_DF)

@@ -1,0 +1,84 @@
+"""Ranking rules that read facts and the log's own words beside the signatures: the list filled from
+what was learned where the message does not name its cause, a failure told without the word error,
+WSL's libcuda, NCCL in a container, and the framework a vendored path names."""
+
+from __future__ import annotations
+
+import io
+
+from cudoctor.explainer import command, evidence, learned, rank, scan
+from cudoctor.explainer.command import explain_stated
+
+
+def _ids(log: str, facts: dict[str, str] | None = None) -> list[str]:
+    return [c["id"] for c in explain_stated(log + "\n", facts or {})["causes"]]
+
+
+def test_a_line_no_signature_knows_gets_three_guesses_and_a_named_cause_is_not_padded() -> None:
+    unknown = _ids("FooError: the frobnicator could not allocate a kernel workspace on the device")
+    assert len(unknown) == 3
+    named = explain_stated("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB\n", {})
+    assert named["causes"][0]["id"] == "gpu-oom"
+    possible = [c for c in named["causes"] if any("possible:" in r for r in c.get("evidence", []))]
+    assert not possible  # a message that names its cause keeps its own list
+
+
+def test_candidates_come_from_the_evidence_and_stay_below_the_ranked_causes() -> None:
+    model = learned.train([(["a", "b"], "gpu-oom"), (["a", "c"], "host-oom"), (["c", "d"], "library-bug")])
+    ev = evidence.Evidence(distribution=learned.distribution(model, ["a", "c"]))
+    got = evidence.candidates(ev, {"gpu-oom"}, 2, {"gpu-oom", "host-oom", "library-bug"})
+    assert [c.id for c in got] == ["host-oom", "library-bug"][: len(got)] and "gpu-oom" not in [
+        c.id for c in got
+    ]
+    assert evidence.candidates(ev, set(), 0, {"host-oom"}) == []
+    assert evidence.candidates(evidence.Evidence(), set(), 3, {"host-oom"}) == []
+
+
+def test_failures_told_in_other_words_look_like_errors() -> None:
+    for line in (
+        "OpenBLAS Warining : The number of CPU/Cores(512) is beyond the limit(256). Terminated.",
+        "installation problem: No such file or directory: '/usr/local/cuda/bin/nvcc'",
+        "CUDA_ERROR_NO_BINARY_FOR_GPU",
+        "CUBLAS_STATUS_SUCCESS(0 vs 13)",
+        "Fused conv implementation does not support grouped convolutions for now",
+        "the command `nvidia-smi` didn't work in docker",
+        "torch.cuda.is_available() = False",
+    ):
+        assert rank.looks_like_error(line), line
+    for line in (
+        "Aborted training at epoch 3: loss is NaN, restoring the last checkpoint",
+        "CUBLAS_STATUS_SUCCESS",
+        "Epoch 3/10 - loss 0.25",
+    ):
+        assert not rank.looks_like_error(line), line
+
+
+def test_a_cudnn_8_sublibrary_that_fails_to_load_on_wsl_is_the_loader_path() -> None:
+    line = "Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: cannot open shared object file"
+    on_wsl = explain_stated(line + "\n", {"os": "Ubuntu 22.04 on WSL2"})["causes"]
+    assert on_wsl[0]["id"] == "env-path-misconfig" and "/usr/lib/wsl/lib" in on_wsl[0]["fix"][0]
+    assert (
+        _ids("Could not load library libcudnn_cnn_infer.so.8", {"os": "Ubuntu 22.04"})[0] == "cudnn-mismatch"
+    )
+
+
+def test_nccl_system_error_in_a_container_names_dev_shm() -> None:
+    log = "RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:825, unhandled system error, NCCL version 2.7.8"
+    boxed = explain_stated(log + "\n", {"container": "docker"})["causes"]
+    assert boxed[0]["id"] == "multi-gpu-comm" and "--ipc=host" in boxed[0]["fix"][0]
+    assert "shm-exhausted" in [c["id"] for c in boxed[:3]]
+    bare = explain_stated(log + "\n", {})["causes"]
+    assert not any("--ipc=host" in s for c in bare for s in c["fix"])
+
+
+def test_jaxlibs_vendored_xla_paths_say_jax() -> None:
+    log = (
+        "E external/org_tensorflow/tensorflow/stream_executor/cuda/cuda_driver.cc:682] failed to get PTX kernel\n"
+        "W external/org_tensorflow/tensorflow/stream_executor/gpu/asm_compiler.cc:191] ptxas does not support CC 8.6\n"
+    )
+    result = scan.scan(io.BytesIO(log.encode()))
+    assert command.guess_framework(result) == "jax"
+    tf = scan.scan(
+        io.BytesIO(b"W tensorflow/stream_executor/gpu/asm_compiler.cc:191] Couldn't invoke ptxas\n")
+    )
+    assert command.guess_framework(tf) == "tensorflow"
