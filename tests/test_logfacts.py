@@ -152,5 +152,7 @@ def test_a_collect_env_block_pasted_above_the_error_brings_its_facts(tmp_path: P
     }
     log.write_text((reports / "collect_env_macos_cpu.txt").read_text())
     doc = json.loads(cudoctor(["explain", str(log), "--no-live", "--format", "json"]).stdout)
-    assert set(doc["stats"]["facts_from_log"]) == {"framework_version", "os"}
+    # 'CUDA used to build PyTorch: None' is a CPU-only build
+    assert set(doc["stats"]["facts_from_log"]) == {"framework_version", "framework_cuda", "os"}
+    assert doc["stats"]["facts_from_log"]["framework_cuda"]["value"] == "None"
     assert doc["stats"]["facts_from_log"]["os"]["value"].startswith("macOS")

@@ -287,3 +287,95 @@ def test_tensorflow_from_2_11_on_native_windows_is_a_cpu_build() -> None:
     assert wsl.value("framework.tensorflow")["build"] == "cuda"
     old = from_stated({"os": "Windows 10", "framework_version": "tensorflow-gpu 2.10.0"})
     assert old.value("framework.tensorflow")["cuda"] == "11.2"
+
+
+# Forms met in the blind scenario tables of session 31 (tests/fixtures/check_scenarios.toml): each gives the
+# fact a check needs; the value after it is what the fact must hold.
+MORE_FORMS: list[tuple[dict[str, str], str, Any]] = [
+    (
+        {"driver": "reports CUDA 12020 (12.2)"},
+        "driver.cuda_version",
+        "12.2",
+    ),  # cudaDriverGetVersion's integer
+    ({"driver": "found version 11040"}, "driver.cuda_version", "11.4"),
+    ({"driver": "CUDA Driver Version 11010"}, "driver.cuda_version", "11.1"),
+    ({"driver": "470.82.01"}, "driver.cuda_version", "11.4"),
+    ({"system_cuda": "cuda 9"}, "cuda.toolkits", [{"version": "9"}]),  # the major alone
+    ({"framework_version": "tf2.12.0"}, "framework.tensorflow", {"version": "2.12.0"}),
+    (
+        {"framework_version": "v2.11.0-rc2-15-g6290819256d 2.11.0"},  # tf.version.GIT_VERSION beside VERSION
+        "framework.tensorflow",
+        {"version": "2.11.0"},
+    ),
+    (
+        {"framework_version": "tensorflow 1.14.0-gpu"},
+        "framework.tensorflow",
+        {"build": "cuda", "cuda": "10.0"},
+    ),
+    (
+        {"framework_version": "PyTorch version: 2.2.2 (CUDA used to build PyTorch: Could not collect)"},
+        "framework.torch",
+        {"build": "cpu"},
+    ),
+    ({"framework_version": "torch 2.2.2", "framework_cuda": "None"}, "framework.torch", {"build": "cpu"}),
+    (
+        {"gpu": "A100", "other": "torch supports sm_37 sm_50 sm_60 sm_70"},
+        "framework.torch",
+        {"build": "cuda", "archs": ["sm_37", "sm_50", "sm_60", "sm_70"]},
+    ),
+    (
+        {
+            "framework_version": "preinstalled PyTorch (sm_37 sm_50 sm_60 sm_61 sm_70 sm_75 sm_80 sm_86 compute_37)"
+        },
+        "framework.torch",
+        {"archs": ["sm_37", "sm_50", "sm_60", "sm_61", "sm_70", "sm_75", "sm_80", "sm_86", "compute_37"]},
+    ),
+    (
+        {"framework_version": "onnxruntime-gpu==1.20.1 + onnxruntime==1.20.1 (uv add)"},
+        "python.packages",
+        {"onnxruntime-gpu": "1.20.1", "onnxruntime": "1.20.1"},
+    ),
+    (
+        {"framework_version": "jax: 0.4.31, jaxlib: 0.4.31", "other": "jax.devices: [CpuDevice(id=0)]"},
+        "framework.jax",
+        {"build": "cpu"},
+    ),
+    (
+        {"container": "docker run -it test (no --gpus)"},
+        "host.container_gpus",
+        "not passed (no --gpus)",
+    ),
+    ({"gpu": "Nvidia Geforce 3070 8gb"}, "gpu.devices", [{"cc": "8.6"}]),
+    ({"gpu": "A6000"}, "gpu.devices", [{"cc": "8.6"}]),
+]
+
+
+def _holds(value: Any, want: Any) -> bool:
+    if isinstance(want, dict):
+        return isinstance(value, dict) and all(_holds(value.get(k), v) for k, v in want.items())
+    if isinstance(want, list) and want and isinstance(want[0], dict):
+        return (
+            isinstance(value, list)
+            and len(value) >= len(want)
+            and all(_holds(a, b) for a, b in zip(value, want, strict=False))
+        )
+    return bool(value == want)
+
+
+@pytest.mark.parametrize(("stated", "key", "want"), MORE_FORMS, ids=[str(f[0])[:60] for f in MORE_FORMS])
+def test_more_forms_people_write(stated: dict[str, str], key: str, want: Any) -> None:
+    assert _holds(from_stated(stated).value(key), want), from_stated(stated).value(key)
+
+
+def test_forms_that_name_no_fact_stay_silent() -> None:
+    """Counter-examples: a bare version names no framework, an unnamed Windows torch is no sure build,
+    a container with its GPUs passed is not flagged, a jax.devices() with a GPU is not a CPU build."""
+    assert from_stated({"framework_version": "2.17.0"}).value("framework.tensorflow") is None
+    windows = from_stated({"framework_version": "torch 2.2.2", "os": "Windows 11"}).value("framework.torch")
+    assert windows["build"] == "unknown"  # PyPI's Windows wheels are CPU-only; CUDA ones carry +cuXXX
+    linux = from_stated({"framework_version": "torch 2.2.2"}).value("framework.torch")
+    assert linux["build"] == "cuda"
+    assert from_stated({"container": "docker run --gpus all img"}).value("host.container_gpus") is None
+    gpu = from_stated({"framework_version": "jax 0.4.31", "other": "[CpuDevice(id=0)] and CudaDevice(id=0)"})
+    assert gpu.value("framework.jax")["build"] != "cpu"
+    assert from_stated({"driver": "525.60.13"}).value("driver.version") == "525.60.13"

@@ -80,11 +80,16 @@ def test_driver_too_old_pins_the_newest_torch_the_driver_runs() -> None:
     planned = planner.plan(
         "driver-too-old", ["pip install torch --index-url https://download.pytorch.org/whl/cu118"], c
     )
+    # first the least change (the release installed, in a variant the driver runs), then the newest
     assert planned[0].startswith(
-        "pip install --force-reinstall 'torch==2.7.*' --index-url https://download.pytorch.org/whl/cu118"
+        "pip install --force-reinstall 'torch==2.1.0' --index-url https://download.pytorch.org/whl/cu118"
+    )
+    assert planned[1].startswith(
+        "Or pip install --force-reinstall 'torch==2.7.*' --index-url https://download.pytorch.org/whl/cu118"
     )
     assert any("525.60.13" in s for s in planned)
-    assert len([s for s in planned if "whl/cu118" in s]) == 1  # the pinned step replaced the unpinned one
+    assert len([s for s in planned if "whl/cu118" in s]) == 2  # the pinned steps replaced the unpinned one
+    assert not any(s.startswith("pip install torch --index-url") for s in planned)
 
 
 def test_unknown_facts_are_named_with_the_command_that_shows_them() -> None:
@@ -110,7 +115,7 @@ def test_placeholders_meant_for_a_finding_are_dropped_where_no_finding_shows() -
 def test_checks_findings_go_through_the_planner() -> None:
     snap = from_stated({"driver": "450.80.02", "framework_version": "torch 2.1.0+cu121", "gpu": "Tesla T4"})
     found = [f for r in checked(snap) for f in r.findings if f.id == "driver-too-old"]
-    assert found and "torch==2.7.*" in found[0].fix[0]
+    assert found and "torch==2.1.0" in found[0].fix[0] and "torch==2.7.*" in found[0].fix[1]
 
 
 def test_an_unpinned_cudnn_wheel_is_dropped_where_the_build_wants_cudnn_8() -> None:
@@ -148,3 +153,100 @@ def test_a_ptxas_the_log_calls_too_old_is_replaced_by_the_newest_of_its_major() 
     assert steps.toolchain_not_found(too_old) == [
         "pip install -U nvidia-cuda-nvcc-cu11  (the newest ptxas of CUDA 11: the one found is older than the code it compiles)"
     ]
+
+
+def test_with_the_driver_unknown_an_older_cuda_build_is_offered_beside_the_newest() -> None:
+    c = planner.Context(framework="torch", version="2.6.0", cc=(12, 0))
+    out = steps.arch_unsupported(c)
+    assert "whl/cu130" in out[0] and "nvidia-smi" in out[0]
+    assert any(
+        s.startswith("Or, if nvidia-smi shows a driver too old for CUDA 13.0") and "whl/cu128" in s
+        for s in out
+    )
+    known_driver = steps.arch_unsupported(
+        planner.Context(framework="torch", version="2.6.0", cc=(12, 0), driver_cuda="12.8")
+    )
+    assert not any("driver too old" in s for s in known_driver) and "whl/cu128" in known_driver[0]
+
+
+def test_releases_before_1_13_install_from_the_stable_page_with_their_local_version() -> None:
+    c = planner.Context(framework="torch", version="1.10.1", cc=(8, 0))
+    out = steps.arch_unsupported(c)
+    assert out[0].startswith(
+        "pip install --force-reinstall 'torch==1.10.1+cu111' -f https://download.pytorch.org/whl/torch_stable.html"
+    )
+
+
+def test_cupy_jax_and_tensorflow_arch_steps_come_from_their_tables() -> None:
+    cupy = steps.arch_unsupported(planner.Context(framework="cupy", cc=(12, 0)))
+    assert cupy[0].startswith("pip install 'cupy-cuda12x[ctk]'") and "12.8" in cupy[0]
+    jax = steps.arch_unsupported(planner.Context(framework="jax", cc=(8, 6)))
+    assert "jax[cuda11_pip]" in jax[0] and "11.1" in jax[0]
+    tf = steps.arch_unsupported(planner.Context(framework="tensorflow", version="2.3.0", cc=(8, 6)))
+    assert "tensorflow==2.4.*" in tf[0] and tf[1].startswith("Or pip install 'tensorflow[and-cuda]==")
+    tf1 = steps.arch_unsupported(planner.Context(framework="tensorflow", version="1.14.0", cc=(8, 6)))
+    assert any("nvidia-tensorflow" in s for s in tf1)
+    old_gpu = steps.arch_unsupported(planner.Context(framework="tensorflow", version="1.14.0", cc=(7, 5)))
+    assert not any("nvidia-tensorflow" in s for s in old_gpu)
+
+
+def test_a_tensorflow_missing_its_cuda_libraries_gets_its_pair_or_the_release_for_the_cuda_there() -> None:
+    out = steps.cuda_libs_missing(
+        planner.Context(framework="tensorflow", version="2.4.0", system_cuda="11.1")
+    )
+    assert out[0].startswith("conda install -c conda-forge cudatoolkit=11.0 cudnn=8.0")
+    assert "tensorflow==2.5.*" in out[1]
+    assert steps.cuda_libs_missing(planner.Context(framework="torch", version="2.4.0")) == []
+
+
+def test_jax_on_an_old_driver_gets_its_cuda_11_install_and_the_driver_for_cuda_12() -> None:
+    out = steps.cpu_only_build(planner.Context(framework="jax", driver_cuda="11.7"))
+    assert "jax[cuda11_pip]" in out[0] and "525.60.13" in out[1] and "jax[cuda12]" in out[1]
+    assert planner.contradicts(
+        "JAX: pip install -U 'jax[cuda12]' (or jax[cuda13] with a driver >= 580)",
+        planner.Context(framework="jax", driver_cuda="11.7"),
+    )
+
+
+def test_steps_that_contradict_python_tensorflow_or_the_gpu_are_dropped() -> None:
+    py311 = planner.Context(framework="tensorflow", python="3.11", platform="windows")
+    assert planner.contradicts('python -m pip install "tensorflow<2.11"', py311)
+    assert not planner.contradicts(
+        'python -m pip install "tensorflow<2.11"',
+        planner.Context(framework="tensorflow", python="3.10", platform="windows"),
+    )
+    assert planner.contradicts("it needs Python 3.7-3.10: pip install x", planner.Context(python="3.12"))
+    tf24 = planner.Context(framework="tensorflow", version="2.4.0")
+    assert planner.contradicts(
+        "Install the libraries as pip wheels next to the framework: pip install 'tensorflow[and-cuda]'", tf24
+    )
+    assert not planner.contradicts("Use WSL2: python3 -m pip install 'tensorflow[and-cuda]'", tf24)
+    ampere = planner.Context(cc=(8, 6))
+    assert planner.contradicts("conda install -c conda-forge cudatoolkit=10.0 cudnn=7.4", ampere)
+    assert not planner.contradicts("conda install -c conda-forge cudatoolkit=11.2 cudnn=8.1", ampere)
+
+
+def test_a_step_of_alternatives_keeps_the_failing_frameworks() -> None:
+    step = "Install the libraries as pip wheels next to the framework: pip install 'tensorflow[and-cuda]' / the torch wheel for your CUDA / pip install -U 'jax[cuda12]'"
+    from cudoctor.fixes import scope
+
+    assert (
+        scope.trim(step, "jax")
+        == "Install the libraries as pip wheels next to the framework: pip install -U 'jax[cuda12]'"
+    )
+    assert scope.trim(step, "paddle") is None
+    assert scope.trim(step, None) == step
+
+
+def test_a_computed_command_replaces_the_sentence_that_says_it_in_words() -> None:
+    c = planner.Context(framework="cupy", cc=(12, 0))
+    out = planner.plan(
+        "arch-unsupported", ["Install a CuPy build made with a CUDA that supports compute capability 12.0"], c
+    )
+    assert out[0].startswith("pip install 'cupy-cuda12x[ctk]'") and len(out) == 1
+    tf = planner.plan(
+        "arch-unsupported",
+        ["pip install --upgrade 'tensorflow[and-cuda]'  (or build TensorFlow from source for this GPU)"],
+        planner.Context(framework="tensorflow", version="2.3.0", cc=(8, 6)),
+    )
+    assert "tensorflow==2.4.*" in tf[0] and not any("--upgrade" in s for s in tf)

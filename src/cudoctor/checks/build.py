@@ -18,7 +18,7 @@ CPU_FIX = {
 }
 
 
-@check("cpu-only-build", "cpu-only-build", LAYER, requires_any=("gpu.devices", "gpu.pci"))
+@check("cpu-only-build", "cpu-only-build", LAYER, requires_any=("gpu.devices", "gpu.pci", "driver.version"))
 def cpu_only_build(snap: Snapshot) -> list[Finding]:
     """A framework is a CPU-only build on a machine that has an NVIDIA GPU."""
     if not view.has_gpu_hardware(snap):

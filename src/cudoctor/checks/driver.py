@@ -14,7 +14,7 @@ from cudoctor.model import Finding, Severity, Snapshot
 LAYER = "GPU & driver"
 
 
-@check("driver-too-old", "driver-too-old", LAYER, requires=("driver.version",))
+@check("driver-too-old", "driver-too-old", LAYER, requires_any=("driver.version", "driver.cuda_version"))
 def driver_too_old(snap: Snapshot) -> list[Finding]:
     """The driver is older than the CUDA a framework build needs (minor-version compatibility aware)."""
     driver = str(snap.value("driver.version"))
@@ -23,21 +23,30 @@ def driver_too_old(snap: Snapshot) -> list[Finding]:
     out = []
     for name, info in view.cuda_frameworks(snap):
         floor = knowledge.driver_floor(str(info["cuda"]))
-        if dv is None or floor is None:
+        if floor is None:
             continue
         need, rule = floor
-        if not _driver_below(dv, versions.parse(need)):
+        if dv is None:  # only the driver's CUDA is known ('CUDA Version: 12.2', 'found version 11040')
+            if not driver_cuda or _cuda_runs(str(driver_cuda), str(info["cuda"])):
+                continue
+        elif not _driver_below(dv, versions.parse(need)):
             continue
         supported = driver_cuda or knowledge.max_cuda_for_driver(driver) or "?"
         mm = versions.major_minor(str(info["cuda"])) or (0, 0)
+        which = f"Driver {driver}" if dv is not None else "The driver"
         out.append(
             finding(
                 "driver-too-old",
                 "driver-too-old",
                 Severity.ERROR,
-                f"Driver {driver} (supports CUDA {supported}) is too old for {view.describe(name, info)}: {rule}",
+                f"{which} (supports CUDA {supported}) is too old for {view.describe(name, info)}: {rule}",
                 LAYER,
-                evidence=[f"driver.version = {driver}", f"framework.{name}.cuda = {info['cuda']}"],
+                evidence=[
+                    f"driver.version = {driver}"
+                    if dv is not None
+                    else f"driver.cuda_version = {driver_cuda}",
+                    f"framework.{name}.cuda = {info['cuda']}",
+                ],
                 fix=[
                     _downgrade_hint(name, supported, mm),
                     f"Or upgrade the NVIDIA driver to {need} or newer",
@@ -45,6 +54,15 @@ def driver_too_old(snap: Snapshot) -> list[Finding]:
             )
         )
     return out
+
+
+def _cuda_runs(driver_cuda: str, cuda: str) -> bool:
+    """Whether a driver for `driver_cuda` runs a build of `cuda`: an older or equal CUDA, or any minor of
+    the driver's own major from CUDA 11 on (minor-version compatibility)."""
+    have, want = versions.major_minor(driver_cuda), versions.major_minor(cuda)
+    if have is None or want is None:
+        return True
+    return want <= have or (want[0] == have[0] and have[0] >= 11)
 
 
 def _driver_below(driver: versions.Version | None, need: versions.Version | None) -> bool:
@@ -66,9 +84,27 @@ def _downgrade_hint(name: str, driver_cuda: str, built: versions.Version) -> str
     return f"Install a {view.LABEL.get(name, name)} build made for CUDA {driver_cuda} or older (built with {versions.fmt(built)})"
 
 
-@check("no-gpu-visible", "no-gpu-visible", LAYER, requires_any=FRAMEWORK_FACTS)
+@check("no-gpu-visible", "no-gpu-visible", LAYER, requires_any=(*FRAMEWORK_FACTS, "host.container_gpus"))
 def no_gpu_visible(snap: Snapshot) -> list[Finding]:
     """A CUDA framework is installed but the process cannot see any GPU (no driver, hidden, bad index)."""
+    started = snap.value("host.container_gpus")
+    if started:  # said of the container whatever the framework: it was started without the GPUs
+        return [
+            finding(
+                "container-without-gpus",
+                "no-gpu-visible",
+                Severity.ERROR,
+                f"The container was started without the GPUs ({started}): Docker passes GPUs only when asked",
+                LAYER,
+                evidence=[f"host.container_gpus = {started}"],
+                fix=[
+                    "Start it with the GPUs: docker run --gpus all ... (Compose: deploy.resources.reservations.devices "
+                    "with driver: nvidia, capabilities: [gpu]); the host needs the NVIDIA Container Toolkit "
+                    "(nvidia-ctk runtime configure --runtime=docker, then restart docker)",
+                    "Check inside the container: nvidia-smi lists the GPU",
+                ],
+            )
+        ]
     builds = view.cuda_frameworks(snap)
     if not builds:
         return []

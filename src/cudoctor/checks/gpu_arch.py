@@ -24,11 +24,38 @@ def arch_unsupported(snap: Snapshot) -> list[Finding]:
         cc = gpu.get("cc_t")
         if cc is None:
             continue
-        for name, info in view.cuda_frameworks(snap):
+        for name, info in view.arch_frameworks(snap):
             hit = _arch_finding(gpu, cc, name, info)
             if hit:
                 out.append(hit)
+        for name, info in view.frameworks(snap):
+            hit = _no_build_fits(gpu, cc, name, info)
+            if hit:
+                out.append(hit)
     return out
+
+
+def _no_build_fits(
+    gpu: dict[str, Any], cc: versions.Version, name: str, info: dict[str, Any]
+) -> Finding | None:
+    """A release whose build nobody stated, but whose every GPU build is made with a CUDA too old for
+    this GPU (TensorFlow 1.14: CUDA 10.0, on an Ampere GPU): whichever build it is, it cannot use it."""
+    cuda = info.get("cuda_if_gpu")
+    rng = knowledge.toolkit_cc_range(str(cuda)) if info.get("build") == "unknown" and cuda else None
+    if rng is None or cc[0] <= rng[1][0]:
+        return None
+    return finding(
+        "arch-unsupported",
+        "arch-unsupported",
+        Severity.ERROR,
+        f"{gpu.get('name', 'GPU')} (compute capability {versions.cc_str(cc)}) is too new for {view.describe(name, info)}: "
+        f"its GPU builds are made with CUDA {cuda}, which builds up to {versions.cc_str(rng[1])} (and a CPU build would not use it at all)",
+        LAYER,
+        evidence=[f"CUDA {cuda} can target sm_{rng[0][0]}{rng[0][1]}..sm_{rng[1][0]}{rng[1][1]}"],
+        fix=[_arch_fix(name, cc)],
+        confidence="likely",
+        subject=name,
+    )
 
 
 def _arch_finding(

@@ -288,7 +288,9 @@ def tf_cuda_mismatch(snap: Snapshot) -> list[Finding]:
     ]
     if wheels:
         return []
-    exact = want[0] < 11  # before CUDA 11 TF loads libcudart.so.X.Y, an exact minor
+    # before CUDA 11 TF loads libcudart.so.X.Y, an exact minor; CUDA 11.0 still shipped libcusolver.so.10,
+    # which 11.1 replaced by .so.11 (a TF 2.4 on CUDA 11.1 fails to load it: tensorflow/tensorflow#45848)
+    exact = want < (11, 1)
     have = [versions.major_minor(str(t["version"])) for t in toolkits]
     if any(h and (h == want if exact else h[0] == want[0]) for h in have):
         return []

@@ -27,6 +27,13 @@ def cuda_frameworks(snap: Snapshot) -> list[tuple[str, dict[str, Any]]]:
     return [(n, i) for n, i in frameworks(snap) if i.get("build") == "cuda" and i.get("cuda")]
 
 
+def arch_frameworks(snap: Snapshot) -> list[tuple[str, dict[str, Any]]]:
+    """CUDA builds whose CUDA or arch list is known (a stated 'supports sm_37 sm_50' with no version)."""
+    return [
+        (n, i) for n, i in frameworks(snap) if i.get("build") == "cuda" and (i.get("cuda") or i.get("archs"))
+    ]
+
+
 def describe(name: str, info: dict[str, Any]) -> str:
     version = info.get("version") or "?"
     cuda = f" (CUDA {info['cuda']})" if info.get("cuda") else ""
@@ -48,7 +55,8 @@ def gpus(snap: Snapshot) -> list[dict[str, Any]]:
 
 
 def has_gpu_hardware(snap: Snapshot) -> bool:
-    return bool(snap.value("gpu.devices") or snap.value("gpu.pci"))
+    """A GPU is listed, seen on the PCI bus, or an NVIDIA driver is loaded (it loads for a GPU only)."""
+    return bool(snap.value("gpu.devices") or snap.value("gpu.pci") or snap.value("driver.version"))
 
 
 def platform(snap: Snapshot) -> str | None:

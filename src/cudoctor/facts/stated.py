@@ -100,17 +100,26 @@ def gpu_facts(gpu: str, cc_text: str) -> list[Fact]:
     return [known("gpu.devices", devices, "stated:gpu")] if devices else []
 
 
+DRIVER_CUDA_NUMBER = re.compile(
+    r"(?:cuda(?: driver)?(?: version)?|found version|driver version)\s*[:=]?\s*\b(\d{4,5})\b", re.I
+)
+
+
 def driver_facts(text: str) -> list[Fact]:
-    found = re.findall(r"\b(\d{3}(?:\.\d+){1,2}|\d{3})\b(?!\.)", text)
-    m = re.search(r"\b(\d{3}(?:\.\d+){0,2})\b", text)
+    found = re.findall(r"\b(\d{3}(?:\.\d+){1,2}|\d{3})\b(?!\.)", DRIVER_CUDA_NUMBER.sub(" ", text))
+    m = re.search(r"\b(\d{3}(?:\.\d+){0,2})\b", DRIVER_CUDA_NUMBER.sub(" ", text))
     facts = []
     if m:
         facts.append(known("driver.version", m.group(1), "stated:driver"))
     if len(set(found)) > 1 and re.search(r"user.?space|libcuda|dso|library", text, re.I):
         facts.append(known("driver.userspace_version", found[1], "stated:driver"))
     cuda = re.search(r"CUDA\s*(?:Version)?\s*:?\s*(\d+\.\d+)", text, re.I)
+    number = DRIVER_CUDA_NUMBER.search(text)  # cudaDriverGetVersion's integer: 12020 is CUDA 12.2
     if cuda:
         facts.append(known("driver.cuda_version", cuda.group(1), "stated:driver"))
+    elif number:
+        n = int(number.group(1))
+        facts.append(known("driver.cuda_version", f"{n // 1000}.{n % 1000 // 10}", "stated:driver"))
     elif m:
         best = knowledge.max_cuda_for_driver(m.group(1) if "." in m.group(1) else m.group(1) + ".999")
         if best:
@@ -132,10 +141,22 @@ def framework_facts(
         row = row or knowledge.tf_build(info["version"])
         if row:
             info["cuda"], info["cudnn"] = row["cuda"], row["cudnn"]
+    if name == "tensorflow" and info["build"] == "unknown" and info["version"]:
+        row = knowledge.tf_build(info["version"], "windows" if native_windows else "linux")
+        if row:  # TF 1.x: 'tensorflow' was the CPU package, 'tensorflow-gpu' the CUDA one
+            info["cuda_if_gpu"] = row["cuda"]
     if name == "tensorflow" and native_windows:
         info = stated_builds.tf_on_native_windows(info)
     version = info["version"]
-    if name == "torch" and version and info["cuda"] is None and info["build"] == "unknown":
+    # PyPI's torch wheels for Windows are CPU-only and the CUDA ones carry +cuXXX, so an untagged
+    # version there says nothing sure about the build: the Linux default is not assumed
+    if (
+        name == "torch"
+        and version
+        and info["cuda"] is None
+        and info["build"] == "unknown"
+        and not native_windows
+    ):
         default = knowledge.torch_default_variant(version)
         if default:
             info.update(
@@ -156,7 +177,10 @@ def toolkit_facts(text: str) -> list[Fact]:
     cudnn = CUDNN_WRITTEN.findall(text)
     if cudnn:
         facts.append(known("cudnn.versions", cudnn, "stated:system_cuda"))
-    found = re.findall(r"(?<![\d.])(\d{1,2}\.\d+(?:\.\d+)?)(?![\d.])", CUDNN_WRITTEN.sub(" ", text))
+    rest = CUDNN_WRITTEN.sub(" ", text)
+    found = re.findall(r"(?<![\d.])(\d{1,2}\.\d+(?:\.\d+)?)(?![\d.])", rest)
+    if not found:  # 'cuda 9', 'Cuda 11': the major alone (checks compare it as X.0, the least it needs)
+        found = re.findall(r"\bcuda(?:toolkit)?\s*v?(\d{1,2})\b(?![.\d])", rest, re.I)
     toolkits = [
         {"root": f"(stated) CUDA {v}", "version": v, "found_via": ["stated:system_cuda"], "stated": True}
         for v in found
@@ -202,9 +226,21 @@ def os_facts(text: str) -> list[Fact]:
     return facts + container_facts(text, "os")
 
 
+# A container started without the GPUs: 'docker run ... (no --gpus)', plain docker rather than nvidia-docker,
+# or nvidia-smi missing inside it.
+NO_GPUS_PASSED = re.compile(
+    r"no --gpus|without --gpus|plain docker|not nvidia-docker|nvidia-smi: command not found|nvidia-smi\W+(?:is )?not found",
+    re.I,
+)
+
+
 def container_facts(text: str, key: str) -> list[Fact]:
     name = next((name for pattern, name in CONTAINERS if pattern.search(text)), None)
-    return [known("host.container", name, f"stated:{key}")] if name else []
+    facts = [known("host.container", name, f"stated:{key}")] if name else []
+    said = NO_GPUS_PASSED.search(text)
+    if said and (name or key == "container"):
+        facts.append(known("host.container_gpus", f"not passed ({said.group(0)})", f"stated:{key}"))
+    return facts
 
 
 def python_facts(text: str) -> list[Fact]:
@@ -217,6 +253,49 @@ def env_facts(text: str) -> list[Fact]:
     """The settings (STATED_SETTINGS) a text assigns, as the `env` fact; the last assignment wins."""
     found = {m.group(1): m.group(2).rstrip(",.") for m in SETTING.finditer(text)}
     return [known("env", found, "stated:other")] if found else []
+
+
+# A build's arch list as people quote it: torch's own warning ("The current PyTorch install supports CUDA
+# capabilities sm_37 sm_50 sm_60 sm_70"), torch.cuda.get_arch_list(), "arch list sm_50 sm_70 ..."
+ARCHS_WRITTEN = re.compile(
+    r"(?:supports?(?: cuda capabilities)?|arch(?:itecture)?s?(?: list)?)\W{0,3}((?:'?(?:sm|compute)_\d+a?'?[\s,]*){2,})"
+    r"|((?:'?(?:sm|compute)_\d+a?'?[\s,]*){3,})",  # three or more arch names in a row need no word before them
+    re.I,
+)
+PINNED = re.compile(r"(?<![\w.-])([A-Za-z][\w.-]*[A-Za-z0-9])==(\d+(?:\.\d+)+[\w.+-]*)")
+
+
+def _stated_archs(snap: Snapshot, text: str) -> None:
+    """An arch list written in the facts goes to the framework it names (torch, the one stated)."""
+    m = ARCHS_WRITTEN.search(text)
+    if m is None:
+        return
+    archs = re.findall(r"(?:sm|compute)_\d+a?", m.group(1) or m.group(2))
+    names = [k.split(".", 1)[1] for k in snap.facts if k.startswith("framework.")]
+    name = "torch" if re.search(r"torch|pytorch", text, re.I) or not names else names[0]
+    info = dict(snap.value(f"framework.{name}") or {"version": None, "cuda": None, "stated": m.group(0)})
+    info.update(archs=archs, build="cuda")
+    snap.add(known(f"framework.{name}", info, "stated:other"))
+
+
+def _jax_on_cpu(snap: Snapshot, text: str) -> None:
+    """jax.devices() quoted with only the CPU in it, for a JAX whose build nobody stated: a CPU jaxlib
+    (PyPI's jaxlib is CPU-only; CUDA comes from a plugin or a +cuda wheel, which would list CudaDevice)."""
+    info = snap.value("framework.jax")
+    if not isinstance(info, dict) or info.get("build") != "unknown":
+        return
+    if re.search(r"\[CpuDevice\(id=0\)\]", text) and not re.search(
+        r"CudaDevice|GpuDevice|\bcuda:\d|\bgpu:\d", text, re.I
+    ):
+        info = {**info, "build": "cpu", "build_inferred": "jax.devices() lists only the CPU"}
+        snap.add(known("framework.jax", info, "stated:other"))
+
+
+def _stated_packages(snap: Snapshot, text: str) -> None:
+    """Packages written with their pins ('onnxruntime-gpu==1.20.1 + onnxruntime==1.20.1'), as pip list has them."""
+    pins = {name.lower(): version for name, version in PINNED.findall(text)}
+    if pins:
+        snap.add(known("python.packages", {**(snap.value("python.packages") or {}), **pins}, "stated"))
 
 
 def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) -> Snapshot:
@@ -242,7 +321,12 @@ def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) ->
             get("framework_version"), get("framework_cuda"), framework_hint, native_windows
         ):
             snap.add(fact)
-    for fact in python_facts(get("python")) + container_facts(get("container"), "container"):
+    _stated_archs(snap, get("framework_version") + "\n" + get("other"))
+    _jax_on_cpu(snap, get("other"))
+    _stated_packages(snap, get("framework_version") + "\n" + get("other"))
+    for fact in python_facts(get("python")) + container_facts(
+        get("container") + " " + get("other"), "container"
+    ):
         snap.add(fact)
     for key in ("python", "container", "other"):
         if get(key):

@@ -14,7 +14,9 @@ from cudoctor import knowledge, versions
 from cudoctor.knowledge import jax_builds
 
 FRAMEWORK_WORDS = (
-    (re.compile(r"\b(tensorflow|tf)\b", re.I), "tensorflow"),
+    (re.compile(r"\b(tensorflow|tf)\b|\btf(?=\d)", re.I), "tensorflow"),
+    # tf.version.GIT_VERSION beside VERSION, as TensorFlow's issue template asks for it: v2.11.0-rc2-15-g6290819256d
+    (re.compile(r"\bv\d+\.\d+\.\d+(?:-rc\d+)?-\d+-g[0-9a-f]{7,}\b"), "tensorflow"),
     (re.compile(r"\b(torch|pytorch)\b", re.I), "torch"),
     (re.compile(r"\bjax(lib)?\b", re.I), "jax"),
     (re.compile(r"\bcupy\b", re.I), "cupy"),
@@ -26,6 +28,13 @@ JAX_TAG = re.compile(r"\+cuda(\d+)(?:\.cudnn(\d+))?", re.I)
 # conda build strings: pytorch's py3.9_cuda11.6_cudnn8.3.2_0, conda-forge's cuda112py38h..._201
 CONDA_CUDA = re.compile(r"_cuda(\d+\.\d+)(?:\.\d+)*(?:_cudnn(\d+(?:\.\d+)*))?|\bcuda(\d{2,3})py\d", re.I)
 CPU_WORD = re.compile(r"\+cpu|(?:^|[\W_])cpu(?:[\W_]|$)", re.I)
+GPU_WORD = re.compile(r"(?:^|[\W_])gpu(?:[\W_]|$)", re.I)  # tensorflow-gpu, 1.14.0-gpu: the CUDA build
+CPU_SAID = re.compile(
+    r"CUDA used to build PyTorch: (?:None|Could not collect)", re.I
+)  # collect_env of a CPU build
+NO_CUDA = re.compile(
+    r"^\s*(?:none|could not collect|cpu|n/a|false)\s*$", re.I
+)  # a build's CUDA, as tools print "none"
 TORCH_VARIANT = re.compile(r"\b(cu\d{2,3})\b|\+(cu\d{2,3})")
 
 
@@ -88,13 +97,20 @@ def framework_info(version_text: str, cuda_text: str, hint: str | None) -> tuple
         info["cuda"] = versions.cuda_from_variant(variant.group(1) or variant.group(2))
     if name == "jax":
         _jax(version_text, info)
-    if cuda_text:
+    if cuda_text and not NO_CUDA.match(cuda_text):
         info["cuda"] = ".".join(str(p) for p in (versions.parse(cuda_text) or ())[:2]) or info["cuda"]
     info["build"] = (
         "cpu"
-        if CPU_WORD.search(version_text) or row.get("build") == "cpu"
+        if CPU_WORD.search(version_text)
+        or row.get("build") == "cpu"
+        or NO_CUDA.match(cuda_text or "x")
+        or CPU_SAID.search(version_text)
         else row.get("build")
-        or ("cuda" if info["cuda"] or _cuda_by_default(name, info["version"]) else "unknown")
+        or (
+            "cuda"
+            if info["cuda"] or GPU_WORD.search(version_text) or _cuda_by_default(name, info["version"])
+            else "unknown"
+        )
     )
     if info["build"] == "cpu":
         info["cuda"] = None

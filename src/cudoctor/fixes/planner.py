@@ -41,6 +41,7 @@ class Context:
     platform: str | None = None  # 'windows' (native), 'wsl', 'linux', 'darwin'
     system_cuda: str | None = None  # a toolkit the person has (stated, or the first one found)
     cudnn_wanted: int | None = None  # the cuDNN major the log says the program asked for
+    python: str | None = None  # the Python the framework runs under ('3.11.4')
     root: str = ""  # the log's root error line: a setting or tool it names is relevant whatever the framework
 
     @property
@@ -87,6 +88,7 @@ def context(
         system_cuda=next((str(t["version"]) for t in toolkits if t.get("version")), None),
         cudnn_wanted=int(wanted) if wanted and str(wanted).isdigit() else None,
         root=root,
+        python=str((snap.value("host.python") or {}).get("version") or "") or None,
     )
 
 
@@ -109,9 +111,23 @@ def plan(
     """
     computed = compute.for_cause(cause, ctx)
     lookups = [s for s in computed if s.startswith(compute.FIND_OUT)]
-    specific_index = any(TORCH_INDEX.search(s) for s in specific)
+    # a specific install from an index the computed ones do not refine: the log named the build it needs
+    specific_index = any(
+        TORCH_INDEX.search(s) and not contradicts(s, ctx) and not any(subsumes(c, s) for c in computed)
+        for s in specific
+    )
+    # computed installs that refine a specific one (pin its release, add the least-change variant) take
+    # its place together, in their own order
+    block = [c for c in computed if (TORCH_INDEX.search(c) or PIP_PACKAGE.search(c)) and c not in lookups]
+    proposals: list[str] = []
+    for s in specific:
+        if block and any(subsumes(c, s) for c in block) and not set(block) <= set(proposals):
+            proposals += block
+        else:
+            proposals.append(s)
+    proposals += [c for c in computed if c not in lookups and c not in proposals]
     out: list[str] = []
-    for proposed in specific + [s for s in computed if s not in lookups] + (generic or []) + lookups:
+    for proposed in proposals + (generic or []) + lookups:
         step = scope.trim(proposed, ctx.framework)
         if step is None or step in out or contradicts(step, ctx):
             continue
@@ -138,10 +154,12 @@ def finish(out: list[str], ctx: Context) -> list[str]:
     if ctx.platform == "windows":
         out = [EXPORT.sub(lambda m: f'set {m[1]}={m[2]} (PowerShell: $env:{m[1]}="{m[2]}")', s) for s in out]
     if out and out[0].startswith("Or "):
-        out[0] = out[0][3].upper() + out[0][4:]
+        rest = out[0][3:]
+        out[0] = rest if COMMAND_START.match(rest) else rest[0].upper() + rest[1:]
     return out
 
 
+COMMAND_START = re.compile(r"(?:pip|conda|export|set|sudo|python|apt|docker|nvidia-smi)\b")
 PLACEHOLDER = re.compile(r"\bin the finding\b", re.I)
 TORCH_INDEX = re.compile(r"download\.pytorch\.org/whl/(?:nightly/)?(cu\d+)")
 NVIDIA_WHEEL = re.compile(r"\bnvidia-[a-z-]+?-cu(\d+)\b|\(or -cu(\d+)\)")
@@ -197,7 +215,7 @@ def _nvidia_wheel_other_major(step: str, ctx: Context) -> bool:
 
 def _jax_extra_unrunnable(step: str, ctx: Context) -> bool:
     """jax[cuda12] on a driver too old for CUDA 12 (and no driver upgrade in the same step)."""
-    if not ctx.driver_cuda or "driver" in step.lower():
+    if not ctx.driver_cuda or UPGRADES_DRIVER.search(step):
         return False
     return any(not compute.driver_runs(ctx.driver_cuda, f"{a or b}.0") for a, b in JAX_EXTRA.findall(step))
 
@@ -205,6 +223,57 @@ def _jax_extra_unrunnable(step: str, ctx: Context) -> bool:
 def _tf_gpu_on_native_windows(step: str, ctx: Context) -> bool:
     """tensorflow[and-cuda] on native Windows, where TensorFlow has had no GPU build since 2.10."""
     return ctx.platform == "windows" and "tensorflow[and-cuda]" in step and "WSL" not in step
+
+
+def _tf_extra_before_its_release(step: str, ctx: Context) -> bool:
+    """tensorflow[and-cuda] added next to a TensorFlow older than the extra (2.14), or pinned to one:
+    pip installs no CUDA then (an unpinned install of the newest release is another matter)."""
+    if ctx.framework != "tensorflow" or "tensorflow[and-cuda]" not in step:
+        return False
+    since = versions.major_minor(knowledge.table("tensorflow")["and_cuda"]["since"])
+    pin = re.search(r"tensorflow\[and-cuda\]\s*[=<~]=?\s*(\d+\.\d+)", step)
+    have = versions.major_minor(pin.group(1) if pin else ctx.version if "next to" in step else None)
+    return bool(have and since and have < since)
+
+
+PYTHON_RANGE = re.compile(r"needs Python (\d\.\d+)\s*[-–]\s*(\d\.\d+)")
+
+
+TF_PIN = re.compile(r"tensorflow(?:-gpu)?(?:\[[\w-]+\])?\s*(<|==)\s*(\d+\.\d+)")
+
+
+def _python_outside(step: str, ctx: Context) -> bool:
+    """A step for a release whose wheels need a Python range this Python is outside of: said in the step
+    ("needs Python 3.7-3.10"), or a TensorFlow pin whose tested build row names its Pythons."""
+    have = versions.major_minor(ctx.python or "")
+    if have is None:
+        return False
+    ranges = [(m.group(1), m.group(2)) for m in PYTHON_RANGE.finditer(step)]
+    for op, version in TF_PIN.findall(step):
+        mm = versions.major_minor(version) or (0, 0)
+        release = f"{mm[0]}.{mm[1] - 1}" if op == "<" and mm[1] else version
+        row = knowledge.tf_build(release, "windows" if ctx.platform == "windows" else "linux")
+        if row and "-" in str(row.get("python", "")):
+            ranges.append(tuple(str(row["python"]).split("-", 1)))  # type: ignore[arg-type]
+    for lo, hi in ranges:
+        low, high = versions.major_minor(lo), versions.major_minor(hi)
+        if low and high and not low <= have <= high:
+            return True
+    return False
+
+
+CONDA_TOOLKIT = re.compile(r"\bcudatoolkit[=<>]=?(\d+\.\d+)")
+
+
+def _toolkit_older_than_gpu(step: str, ctx: Context) -> bool:
+    """A CUDA toolkit to install that cannot build for this GPU (cudatoolkit=10.0 for an Ampere GPU)."""
+    if ctx.cc is None:
+        return False
+    for cuda in CONDA_TOOLKIT.findall(step):
+        rng = knowledge.toolkit_cc_range(cuda)
+        if rng is not None and ctx.cc[0] > rng[1][0]:
+            return True
+    return False
 
 
 def _other_gpu_arch(step: str, ctx: Context) -> bool:
@@ -244,10 +313,16 @@ RULES = (
     _nvidia_wheel_other_major,
     _jax_extra_unrunnable,
     _tf_gpu_on_native_windows,
+    _tf_extra_before_its_release,
+    _python_outside,
+    _toolkit_older_than_gpu,
     _other_gpu_arch,
 )
 
 
+PIP_PACKAGE = re.compile(r"\bpip install (?:-[-\w]+ )*'?([A-Za-z][\w.-]*(?:\[[\w,-]+\])?)(==[^'\s]+)?")
+GENERAL_BUILD = re.compile(r"Install an? [\w ]+ build made with a CUDA that supports compute capability")
+UPGRADES_DRIVER = re.compile(r"upgrad\w* (?:the |your )?(?:NVIDIA )?driver", re.I)
 DRIVER_UPGRADE = re.compile(r"upgrade the NVIDIA driver", re.I)
 DRIVER_FLOOR = re.compile(r"upgrade the NVIDIA driver to \d", re.I)
 
@@ -258,6 +333,11 @@ def subsumes(earlier: str, later: str) -> bool:
     a, b = TORCH_INDEX.search(earlier), TORCH_INDEX.search(later)
     if a and b and a.group(1) == b.group(1) and TORCH_PIN.search(earlier) and not TORCH_PIN.search(later):
         return True
+    pa, pb = PIP_PACKAGE.search(earlier), PIP_PACKAGE.search(later)
+    if pa and pb and pa.group(1) == pb.group(1) and pa.group(2) and not pb.group(2) and not (a or b):
+        return True  # the same package, pinned: pip install 'tensorflow[and-cuda]==2.21.*' over --upgrade
+    if GENERAL_BUILD.match(later) and earlier.startswith("pip install"):
+        return True  # "Install a CuPy build made with a CUDA that supports ..." said as the command
     return bool(
         DRIVER_FLOOR.search(earlier) and DRIVER_UPGRADE.search(later) and not TORCH_INDEX.search(later)
     )

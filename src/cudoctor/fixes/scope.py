@@ -43,7 +43,26 @@ def trim(step: str, framework: str | None) -> str | None:
     kept = [p for p in parts if not ((m := LABEL.match(p)) and LABEL_NAME[m.group(1)] != framework)]
     if not kept:
         return None
-    return step if len(kept) == len(parts) else "; ".join(kept)
+    return _alternatives(step if len(kept) == len(parts) else "; ".join(kept), framework)
+
+
+FRAMEWORK_NAMES = ("torch", "tensorflow", "jax", "cupy")
+
+
+def _alternatives(step: str, framework: str) -> str | None:
+    """ "...: pip install 'tensorflow[and-cuda]' / the torch wheel for your CUDA / jax[cuda12]": of the
+    alternatives one per framework, the failing framework's (None when none is its)."""
+    head, sep, tail = step.rpartition(": ")
+    alts = tail.split(" / ")
+    if not sep or len(alts) < 2:
+        return step
+    named = [{f for f in FRAMEWORK_NAMES if names(f, alt)} for alt in alts]
+    if len(set().union(*named)) < 2:
+        return step
+    kept = [alt for alt, fws in zip(alts, named, strict=True) if not fws or framework in fws]
+    if not any(framework in fws for fws in named):
+        return None
+    return f"{head}{sep}{' / '.join(kept)}"
 
 
 def names(framework: str, step: str) -> bool:

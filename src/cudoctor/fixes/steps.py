@@ -69,20 +69,100 @@ def newest_torch_for(driver_cuda: str | None, cc: versions.Version | None) -> tu
     return None
 
 
+def _fits(version: str, variant: str, ctx: Context) -> bool:
+    """Whether this wheel runs here: the driver (where known) runs its CUDA, its arch list (where the
+    GPU is known) holds the GPU."""
+    if ctx.driver_cuda and not driver_runs(ctx.driver_cuda, versions.cuda_from_variant(variant)):
+        return False
+    if ctx.cc is not None:
+        hit = knowledge.torch_archs(version, variant)
+        return hit is not None and knowledge.arch_support(ctx.cc, hit[0]) != "none"
+    return True
+
+
+def _cuda_key(variant: str) -> versions.Version:
+    return versions.parse(versions.cuda_from_variant(variant) or "") or ()
+
+
+def same_release_variant(ctx: Context) -> tuple[str, str] | None:
+    """The installed torch release in another CUDA variant that runs here (it changes the least): the
+    newest CUDA the driver runs, or with the driver unknown the oldest that holds the GPU."""
+    installed = versions.parse(ctx.version or "")
+    if installed is None or (ctx.cc is None and not ctx.driver_cuda):
+        return None
+    own = re.search(r"\+(cu\d+)", ctx.version or "")
+    version = versions.fmt(installed[:3])
+    for row in _releases():  # one row per minor release ('2.2.x', '1.10.0')
+        if versions.major_minor(str(row["version"])) != installed[:2]:
+            continue
+        variants = [str(v) for v in row.get("variants") or [] if str(v).startswith("cu")]  # type: ignore[attr-defined]
+        variants.sort(key=_cuda_key, reverse=bool(ctx.driver_cuda))
+        for variant in variants:
+            if (own is None or variant != own.group(1)) and _fits(version, variant, ctx):
+                return version, variant
+    return None
+
+
+def _install_line(version: str, variant: str, exact: bool = False) -> str:
+    """The pip line for one official wheel: the index of its variant (releases before 1.13 through
+    the torch_stable page with the local version, as pytorch.org's previous-versions page has them)."""
+    v = versions.parse(version) or (0,)
+    if v < (1, 13):
+        return (
+            f"pip install --force-reinstall 'torch=={version}+{variant}' -f {TORCH_INDEX}/torch_stable.html"
+        )
+    pin = f"torch=={version}" if exact else _pin(version)
+    return f"pip install --force-reinstall '{pin}' --index-url {TORCH_INDEX}/{variant}"
+
+
+def older_driver_alternative(chosen: tuple[str, str], ctx: Context) -> tuple[str, str] | None:
+    """With the driver unknown: the newest wheel of an older CUDA major than the chosen one that holds
+    the GPU (it asks less of the driver)."""
+    major = (_cuda_key(chosen[1]) or (0,))[0]
+    for row in reversed(_releases()):
+        version = str(row["version"]).replace(".x", ".0")
+        variants = [str(v) for v in row.get("variants") or [] if str(v).startswith("cu")]  # type: ignore[attr-defined]
+        for variant in sorted(variants, key=_cuda_key, reverse=True):
+            if (_cuda_key(variant) or (0,))[0] < major and _fits(version, variant, ctx):
+                return version, variant
+    return None
+
+
 def _torch_install(ctx: Context, why: str) -> list[str]:
+    steps = []
+    same = same_release_variant(ctx)
+    if same is not None:
+        version, variant = same
+        cuda = versions.cuda_from_variant(variant)
+        held = f", which holds compute capability {versions.fmt(ctx.cc)}" if ctx.cc is not None else ""
+        runs = f" and your driver (CUDA {ctx.driver_cuda}) runs" if ctx.driver_cuda else ""
+        steps.append(
+            f"{_install_line(version, variant, exact=True)}  ({why}, changing the least: the PyTorch {version} "
+            f"you have, in its CUDA {cuda} build{held}{runs})"
+        )
     best = newest_torch_for(ctx.driver_cuda, ctx.cc)
-    if best is None:
-        return []
+    if best is None or best == same:
+        return steps
     version, variant = best
     cuda = versions.cuda_from_variant(variant)
-    step = f"pip install --force-reinstall '{_pin(version)}' --index-url {TORCH_INDEX}/{variant}  ({why}: PyTorch {versions.fmt(versions.major_minor(version))} is the newest release with a CUDA {cuda} build"
+    step = f"{_install_line(version, variant)}  ({why}: PyTorch {versions.fmt(versions.major_minor(version))} is the newest release with a CUDA {cuda} build"
     if ctx.driver_cuda:
         step += f" that your driver (CUDA {ctx.driver_cuda}) runs"
     else:
         step += f"; check that your driver runs CUDA {cuda}: {SHOW_DRIVER}"
     if ctx.cc is not None:
         step += f" and that holds compute capability {versions.fmt(ctx.cc)}"
-    return [step + ")"]
+    steps.append(("Or " + step[0].lower() + step[1:] if steps else step) + ")")
+    alt = None if ctx.driver_cuda else older_driver_alternative(best, ctx)
+    if alt is not None:
+        floor = knowledge.driver_floor(versions.cuda_from_variant(variant) or "")
+        below = f" (below {floor[0]})" if floor else ""
+        steps.append(
+            f"Or, if nvidia-smi shows a driver too old for CUDA {cuda}{below}: {_install_line(*alt)}  "
+            f"(PyTorch {versions.fmt(versions.major_minor(alt[0]))}, the newest release with a CUDA "
+            f"{versions.cuda_from_variant(alt[1])} build that holds this GPU)"
+        )
+    return steps
 
 
 def _driver_upgrade(ctx: Context) -> list[str]:
@@ -128,7 +208,8 @@ def cpu_only_build(ctx: Context) -> list[str]:
     if ctx.framework == "tensorflow" and ctx.platform == "windows":
         return []  # the tf-windows-cpu-only finding carries the documented steps
     if ctx.framework == "jax":
-        return [jax_builds.install_step(ctx.driver_cuda)]
+        upgrade = jax_builds.upgrade_step(ctx.driver_cuda)
+        return [jax_builds.install_step(ctx.driver_cuda)] + ([upgrade] if upgrade else [])
     return []
 
 
@@ -199,7 +280,13 @@ def arch_unsupported(ctx: Context) -> list[str]:
     steps = []
     if ctx.framework == "torch":
         steps += _torch_install(ctx, f"a build for compute capability {versions.fmt(ctx.cc)}")
+    if ctx.framework == "tensorflow":
+        steps += _tf_for_gpu(ctx)
     span = knowledge.cuda_span_for_cc(versions.fmt(ctx.cc))
+    if span and ctx.framework == "cupy":
+        steps += _cupy_for(span[0], ctx)
+    if span and ctx.framework == "jax":
+        steps += _jax_for(span[0], ctx)
     if span and ctx.framework in (None, "torch"):
         steps.append(
             f"For your own CUDA extensions: rebuild with a CUDA {span[0]} or newer toolkit and "
@@ -208,7 +295,125 @@ def arch_unsupported(ctx: Context) -> list[str]:
     return steps
 
 
+def _tf_for_gpu(ctx: Context) -> list[str]:
+    """The newest TensorFlow whose CUDA builds for this GPU (and that the driver runs); for TF1 code,
+    NVIDIA's 1.15 build where the GPU is newer than CUDA 10 (tensorflow.toml)."""
+    if ctx.cc is None:
+        return []
+    table = knowledge.table("tensorflow")
+    have = versions.major_minor(ctx.version or "")
+    fits = []
+    for row in table["build"]:  # newest first
+        rng = knowledge.toolkit_cc_range(str(row["cuda"]))
+        covers = rng is not None and (rng[0] <= ctx.cc <= rng[1] or ctx.cc[0] == rng[1][0])
+        mm = versions.major_minor(str(row["version"]))
+        if row["platform"] != "linux" or not covers or mm is None or (have and mm <= have):
+            continue
+        if ctx.driver_cuda and not driver_runs(ctx.driver_cuda, str(row["cuda"])):
+            continue
+        fits.append((mm, row))
+    # the least change first (the oldest release after yours that builds for this GPU), then the newest
+    chosen = [fits[-1], fits[0]] if have and len(fits) > 1 else fits[:1]
+    steps = []
+    for i, (mm, row) in enumerate(chosen):
+        extra = "[and-cuda]" if mm >= (2, 14) else ""
+        runs = (
+            f", which your driver (CUDA {ctx.driver_cuda}) runs"
+            if ctx.driver_cuda
+            else f"; check that your driver runs it: {SHOW_DRIVER}"
+        )
+        what = (
+            "the oldest release after yours whose CUDA"
+            if i == 0 and len(chosen) > 1
+            else "the newest release; its CUDA"
+        )
+        steps.append(
+            ("Or " if i else "")
+            + f"pip install 'tensorflow{extra}=={versions.fmt(mm)}.*'  (TensorFlow {versions.fmt(mm)}, {what} "
+            f"({row['cuda']}) builds for compute capability {versions.fmt(ctx.cc)}{runs})"
+        )
+    if have and have < (2, 0) and ctx.cc >= (8, 0):
+        steps.append("Or, to keep TensorFlow 1 code: " + str(table["tf1_new_gpus"]["step"]))
+    return steps
+
+
+def _jax_for(cuda_min: str, ctx: Context) -> list[str]:
+    """The JAX install of the oldest CUDA major that builds for this GPU and that the driver runs
+    (jax.toml [[install]]): its jaxlib and the ptxas it compiles with must both be that new."""
+    low = versions.parse(cuda_min) or (0,)
+    rows = [
+        r
+        for r in knowledge.table("jax")["install"]
+        if r["cuda_major"] >= low[0]
+        and (not ctx.driver_cuda or driver_runs(ctx.driver_cuda, f"{r['cuda_major']}.0"))
+    ]
+    if not rows:
+        return []
+    row = min(rows, key=lambda r: int(r["cuda_major"]))
+    runs = "" if ctx.driver_cuda else f"; check that your driver runs CUDA {row['cuda_major']}: {SHOW_DRIVER}"
+    return [
+        f"{row['step']}  (compute capability {versions.fmt(ctx.cc)} needs a jaxlib, and a ptxas, of CUDA {cuda_min} or "
+        f"newer{runs})"
+    ]
+
+
+def _cupy_for(cuda_min: str, ctx: Context) -> list[str]:
+    """The CuPy package of the oldest CUDA major that can build for this GPU (and that the driver runs),
+    with the CUDA libraries as wheels (cuda_wheels.toml [[framework_libs]])."""
+    low = versions.parse(cuda_min) or (0,)
+    rows = [
+        r
+        for r in knowledge.table("cuda_wheels")["framework_libs"]
+        if r["framework"] == "cupy"
+        and r["cuda_major"] >= low[0]
+        and (not ctx.driver_cuda or driver_runs(ctx.driver_cuda, f"{r['cuda_major']}.0"))
+    ]
+    if not rows:
+        return []
+    row = min(rows, key=lambda r: int(r["cuda_major"]))
+    step = str(row["step"]).replace("=={version}", "")
+    return [
+        f"{step}; compute capability {versions.fmt(ctx.cc)} needs CUDA {cuda_min} or newer, so a toolkit of "
+        f"your own (CUDA_PATH, conda cudatoolkit) must be {cuda_min}+ too. Uninstall the other CuPy package "
+        "first (pip list | grep -i cupy)"
+    ]
+
+
+def cuda_libs_missing(ctx: Context) -> list[str]:
+    """TensorFlow loads the CUDA libraries of the CUDA it was built with: install that CUDA (its tested
+    pair, as conda packages), or move to the oldest release built for the CUDA major you have."""
+    if ctx.framework != "tensorflow" or not ctx.version:
+        return []
+    tf = knowledge.tf_build(ctx.version)
+    if tf is None:
+        return []
+    steps = []
+    if (versions.parse(str(tf["cuda"])) or (0,))[0] < 12:
+        steps.append(
+            f"conda install -c conda-forge cudatoolkit={tf['cuda']} cudnn={tf['cudnn']}  (TensorFlow {ctx.version} loads "
+            f"the libraries of CUDA {tf['cuda']} and cuDNN {tf['cudnn']}; then put $CONDA_PREFIX/lib on LD_LIBRARY_PATH)"
+        )
+    have, system = versions.major_minor(ctx.version), versions.major_minor(ctx.system_cuda or "")
+    if have and system and system != versions.major_minor(str(tf["cuda"])):
+        later = [
+            r
+            for r in reversed(knowledge.table("tensorflow")["build"])  # oldest first
+            if r["platform"] == "linux"
+            and (versions.major_minor(str(r["version"])) or (0, 0)) > have
+            and (versions.parse(str(r["cuda"])) or (0,))[0] == system[0]
+            and (system[0] >= 11 or versions.major_minor(str(r["cuda"])) == system)
+        ]
+        if later:
+            mm = versions.major_minor(str(later[0]["version"]))
+            steps.append(
+                f"Or pip install 'tensorflow=={versions.fmt(mm)}.*'  (TensorFlow {versions.fmt(mm)}, the oldest release "
+                f"built for CUDA {system[0]}.x ({later[0]['cuda']}), loads the libraries of the CUDA {ctx.system_cuda} you have)"
+            )
+    return steps
+
+
 BY_CAUSE: dict[str, Callable[[Context], list[str]]] = {
+    "cuda-libs-missing": cuda_libs_missing,
     "driver-too-old": driver_too_old,
     "cpu-only-build": cpu_only_build,
     "cudnn-mismatch": cudnn_mismatch,

@@ -43,3 +43,19 @@ def install_step(driver_cuda: str | None) -> str:
         return f"No JAX CUDA wheel runs on a driver for CUDA {driver_cuda}: upgrade the NVIDIA driver"
     row = max(rows, key=lambda r: int(r["cuda_major"]))
     return f"Install JAX for the CUDA your driver supports ({driver_cuda}): {row['step']}"
+
+
+def upgrade_step(driver_cuda: str | None) -> str | None:
+    """Where the driver runs only an older CUDA major than JAX's current wheels: the driver to install
+    for the next major, and the install that then runs (jax.toml [[install]] min_driver)."""
+    have = versions.parse(driver_cuda or "")
+    if have is None:
+        return None
+    newer = [r for r in table("jax")["install"] if r["cuda_major"] > have[0]]
+    if not newer:
+        return None
+    row = min(newer, key=lambda r: int(r["cuda_major"]))
+    return (
+        f"Or upgrade the NVIDIA driver to {row['min_driver']} or newer (CUDA {row['cuda_major']}), then "
+        f"{row['step']}  (current JAX releases)"
+    )
