@@ -1,0 +1,62 @@
+"""Stated-facts check scenarios (tests/fixtures/check_scenarios.toml): facts people wrote in public
+threads -> the findings `cudoctor check --facts F --no-live` must and must not report."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import ROOT, cudoctor
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+with open(os.path.join(ROOT, "tests", "fixtures", "check_scenarios.toml"), "rb") as fh:
+    SCENARIOS = {row["id"]: row for row in tomllib.load(fh)["scenario"]}
+
+
+def _score() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "score_scenarios", os.path.join(ROOT, "tools", "score_scenarios.py")
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+SCORE = _score()
+
+
+def test_every_scenario_names_its_source_and_what_it_checks() -> None:
+    assert len(SCENARIOS) >= 100
+    for row in SCENARIOS.values():
+        assert row["source"] and row["facts"], row["id"]
+        assert row.get("fires") or row.get("silent"), row["id"]
+
+
+@pytest.mark.parametrize("sid", sorted(SCENARIOS))
+def test_scenario(sid: str) -> None:
+    row = SCENARIOS[sid]
+    problems = SCORE.check_problems(row)
+    if "known_miss" in row:
+        assert problems, f"{sid} passes now: remove its known_miss ({row['known_miss']})"
+    else:
+        assert not problems, problems
+
+
+def test_one_scenario_end_to_end_through_the_command_line(tmp_path: Path) -> None:
+    row = SCENARIOS["tf212-win11-py31010"]
+    facts = tmp_path / "facts.json"
+    facts.write_text(json.dumps(row["facts"]))
+    out = cudoctor(["check", "--facts", str(facts), "--no-live", "--format", "json"])
+    causes = {f["cause"] for f in json.loads(out.stdout)["findings"]}
+    assert set(row["fires"]) <= causes and not set(row["silent"]) & causes
