@@ -379,3 +379,24 @@ def test_forms_that_name_no_fact_stay_silent() -> None:
     gpu = from_stated({"framework_version": "jax 0.4.31", "other": "[CpuDevice(id=0)] and CudaDevice(id=0)"})
     assert gpu.value("framework.jax")["build"] != "cpu"
     assert from_stated({"driver": "525.60.13"}).value("driver.version") == "525.60.13"
+
+
+def test_a_build_described_in_words_gives_its_cuda_and_cudnn() -> None:
+    tf = from_stated({"framework_version": "tensorflow (compiled with cuDNN 8.1.0)"}).value(
+        "framework.tensorflow"
+    )
+    assert tf["cudnn"] == "8.1.0" and tf["version"] is None
+    torch = from_stated({"framework_version": "torch 1.12 (CUDA 11.6 build)"}).value("framework.torch")
+    assert (torch["version"], torch["cuda"]) == ("1.12", "11.6")
+    jax = from_stated({"framework_version": "jaxlib 0.4.13 cuda11.cudnn86 (conda env)"}).value(
+        "framework.jax"
+    )
+    assert jax["cudnn"] == "8.6" and jax["build"] == "cuda"
+    ort = from_stated({"framework_version": "onnxruntime 1.23.2 and onnxruntime-gpu (both installed)"})
+    assert ort.value("python.packages") == {"onnxruntime": "1.23.2", "onnxruntime-gpu": "?"}
+    assert (
+        from_stated({"system_cuda": "12 (the cluster's cudatoolkit module)"}).value("cuda.toolkits")[0][
+            "version"
+        ]
+        == "12"
+    )

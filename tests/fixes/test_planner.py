@@ -250,3 +250,44 @@ def test_a_computed_command_replaces_the_sentence_that_says_it_in_words() -> Non
         planner.Context(framework="tensorflow", version="2.3.0", cc=(8, 6)),
     )
     assert "tensorflow==2.4.*" in tf[0] and not any("--upgrade" in s for s in tf)
+
+
+def test_a_library_built_per_cuda_major_gets_the_release_line_the_driver_runs() -> None:
+    out = steps.driver_too_old(planner.Context(framework="ctranslate2", driver_cuda="11.4"))
+    assert out[0].startswith("pip install 'ctranslate2<4'") and "525.60.13" in out[1]
+    assert (
+        steps.driver_too_old(planner.Context(framework="ctranslate2")) == []
+    )  # driver unknown: no line chosen
+
+
+def test_a_missing_library_of_another_component_is_offered_as_nvidia_s_wheel() -> None:
+    c = planner.Context(framework="ctranslate2", library_wheel="nvidia-cublas-cu12", soname="libcublas.so.12")
+    assert (
+        steps.cuda_libs_missing(c)[0].startswith("pip install nvidia-cublas-cu12")
+        and "nvidia/cublas/lib" in steps.cuda_libs_missing(c)[0]
+    )
+    assert planner.contradicts("pip install nvidia-cublas-cu12", planner.Context(driver_cuda="11.4"))
+    assert not planner.contradicts("pip install nvidia-cublas-cu12", planner.Context(driver_cuda="12.2"))
+    cupy = steps.cuda_libs_missing(planner.Context(framework="cupy", cuda="11.0", system_cuda="12"))
+    assert cupy[0] == (
+        "pip uninstall -y cupy-cuda11x && pip install cupy-cuda12x  (CuPy wheels are made per CUDA major: "
+        "cupy-cuda11x loads CUDA 11 libraries, and this machine's toolkit is CUDA 12)"
+    )
+
+
+def test_a_cudnn_the_log_names_as_compiled_is_the_one_to_install() -> None:
+    c = planner.context(
+        Snapshot(origin="none"), "tensorflow", {"library": "cudnn", "compiled": "8.6.0", "loaded": "8.5.0"}
+    )
+    out = steps.cudnn_mismatch(c)
+    assert "cudnn>=8.6,<9" in out[0] and not any(planner.contradicts(s, c) for s in out)
+
+
+def test_a_container_image_asking_for_a_newer_cuda_names_that_cuda_s_driver() -> None:
+    from cudoctor.explainer.readers import read_line
+
+    line = "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please update your driver to a newer version, or use an earlier cuda container: unknown."
+    reading = read_line(line)[0]
+    assert reading.facts["driver_needed"] == "550.54.14" and "driver-too-old" in reading.causes
+    c = planner.context(Snapshot(origin="none"), None, reading.facts)
+    assert steps.driver_too_old(c)[0].startswith("Or upgrade the NVIDIA driver to 550.54.14")

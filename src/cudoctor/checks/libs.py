@@ -221,7 +221,13 @@ def cudnn_version_mismatch(snap: Snapshot) -> list[Finding]:
     """The cuDNN installed has another major version than the framework build, or an older minor."""
     installed = _installed_cudnn(snap)
     out = []
-    for name, info in view.cuda_frameworks(snap):
+    # a CUDA build whose CUDA nobody stated still names its cuDNN ('compiled with cuDNN 8.1.0')
+    builds = [
+        (n, i)
+        for n, i in view.frameworks(snap)
+        if i.get("build") == "cuda" and (i.get("cuda") or i.get("cudnn"))
+    ]
+    for name, info in builds:
         want = info.get("cudnn")
         if not want and name == "tensorflow":
             row = knowledge.tf_build(str(info.get("version") or ""))

@@ -13,6 +13,7 @@ from typing import Any
 
 from cudoctor.explainer import benign, evidence, logfacts, rank, scan
 from cudoctor.facts.stated import KEYS as stated_keys
+from cudoctor.fixes import scope
 from cudoctor.inputs import InputError, build_snapshot
 from cudoctor.model import Snapshot
 
@@ -29,12 +30,22 @@ FRAMEWORK_HINTS = (
 
 
 def guess_framework(result: scan.ScanResult, stated: Mapping[str, object] | None = None) -> str | None:
-    """The framework the log names most; else the one the stated facts name (their versions and prose)."""
+    """The framework the log names most; else the one the stated framework_version names (one of the four,
+    or another CUDA library such as CTranslate2 or Paddle); else the one the rest of the facts name."""
     text = "\n".join([m.text for m in result.matches] + [t for _, t in result.tail])
     # jaxlib vendors XLA from TensorFlow's tree and logs its paths as external/org_tensorflow/...;
     # TensorFlow's own logs never carry that prefix
     text = VENDORED_XLA.sub(" jaxlib ", text)
-    for source in (text, " ".join(str(v) for v in (stated or {}).values())):
+    stated = stated or {}
+    named = str(stated.get("framework_version") or "")
+    other = scope.framework_from_log(named)  # 'faster-whisper 1.0.0 (ctranslate2 4.x)' beside torch in prose
+    if (
+        other
+        and not any(rx.search(text) for _, rx in FRAMEWORK_HINTS)
+        and not any(rx.search(named) for _, rx in FRAMEWORK_HINTS)
+    ):
+        return other
+    for source in (text, named, " ".join(str(v) for v in stated.values())):
         counts = {name: len(rx.findall(source)) for name, rx in FRAMEWORK_HINTS}
         best = max(counts.items(), key=lambda kv: kv[1])
         if best[1]:
@@ -347,3 +358,28 @@ def run_explain(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(to_text(doc, args.verbose))
     return 1 if shows_error(doc["root"]) else 0  # an unknown error line is still an error
+
+
+def explain_output(text: str, live: bool = True) -> tuple[dict[str, Any], Snapshot]:
+    """What `explain -` prints for a program's output, with this machine's facts (cudoctor run)."""
+    result = scan.scan(io.BytesIO(text.encode("utf-8", "replace")))
+    hint = guess_framework(result)
+    snap: Snapshot = build_snapshot(None, None, live=live, framework_hint=hint)
+    return to_json(_explained(result, snap, {}, hint), hint), snap
+
+
+def to_brief(doc: dict[str, Any], causes: int = 3, steps: int = 2) -> str:
+    """A few lines after a failed run: the root error, the first causes with their first steps."""
+    root = doc["root"]
+    if not shows_error(root) and not doc["causes"]:
+        return ""
+    lines = []
+    if root and shows_error(root):
+        lines.append(f"cudoctor: root error (line {root['line']}): {root['text'][:300]}")
+    for i, c in enumerate(doc["causes"][:causes], 1):
+        lines.append(f"cudoctor: {i}. {c['title']} [{c['id']}, confidence {c['confidence']:.2f}]")
+        lines += [f"     fix: {s}" for s in c["fix"][:steps]]
+    if doc["similar"]:
+        s = doc["similar"][0]
+        lines.append(f"cudoctor: most similar solved report ({s['score']:.2f}): {s['source']}")
+    return "\n".join(lines) + "\n"

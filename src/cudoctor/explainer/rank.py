@@ -453,7 +453,9 @@ def drop_refined(matches: list[Match]) -> list[Match]:
     return [m for m in matches if (m.line, m.sig.id) not in refined and m.sig.id not in absorbed]
 
 
-LIBCUDA = re.compile(r"\blibcuda\.so", re.I)
+LIBCUDA = re.compile(
+    r"\blibcuda\.so|\bnvcuda\b|\bcuda lib\b", re.I
+)  # cudarc: 'Unable to find cuda lib under the names ["cuda", "nvcuda"]'
 # cuDNN 8's sub-libraries dlopen the unversioned libcuda.so, which WSL has only in /usr/lib/wsl/lib
 CUDNN8_SUBLIBRARY = re.compile(r"\blibcudnn_\w+\.so\.8\b", re.I)
 

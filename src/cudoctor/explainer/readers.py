@@ -263,6 +263,9 @@ def _sonames(line: str) -> list[Reading]:
         facts["wanted"] = ver
         if row.get("fact"):
             facts[row["fact"]] = ver
+        major = ver.split(".")[0]
+        if row.get("wheel") and major in ("11", "12", "13"):
+            facts["wheel"] = str(row["wheel"]).format(major=major)
     how = "is a copy that does not fit the others" if wrong_copy else "could not be loaded"
     return [Reading("soname", causes, f"{soname} ({row['name']}{' ' + ver if ver else ''}) {how}", facts)]
 
@@ -281,7 +284,8 @@ VERSION = re.compile(
     r"(?<![\w.:/-])(?:\((\d+), ?(\d+), ?(\d+)\)|(\d+(?:\.\d+){1,3})|(\d{4,6}))(?![\w-]|\.\d)"
 )
 SIDE_WORDS = re.compile(
-    r"\b(compiled?|built|build|source|requires?)\b|\b(loaded|found|runtime|installed|linked|detected|current|got)\b",
+    r"\b(compiled?|built|build|source|requires?)\b"
+    r"|\b(loaded|found|runtime|installed|linked|detected|current|got|machine|system|have)\b",
     re.I,
 )
 LIBRARY_WORDS = re.compile(
@@ -292,9 +296,20 @@ DRIVER_OLD = re.compile(
     re.I,
 )
 FOUND_VERSION = re.compile(r"found version (\d{4,6})", re.I)
+# nvidia-container-cli refuses an image whose CUDA the driver does not reach: "requirement error:
+# unsatisfied condition: cuda>=12.4, please update your driver to a newer version"
+CONTAINER_CUDA = re.compile(r"unsatisfied condition: cuda\s*>=?\s*(\d+\.\d+)", re.I)
 
 
 def _compiled_vs_loaded(line: str) -> list[Reading]:
+    image = CONTAINER_CUDA.search(line)
+    if image:
+        row = knowledge.driver_row(image.group(1))
+        facts = {"library": "driver", "older": "driver", "cuda_wanted": image.group(1)}
+        if row:  # the container checks the CUDA itself, not its minor-version compatibility
+            facts["driver_needed"] = str(row["linux_min"])
+        what = f"the container image needs CUDA {image.group(1)}, which this driver does not reach"
+        return [Reading("compiled-vs-loaded", {"driver-too-old": 0.95}, what, facts)]
     sides: dict[str, str] = {}  # "compiled" / "loaded" -> the first version written on that side
     for m in VERSION.finditer(line):
         words = list(SIDE_WORDS.finditer(line[max(0, m.start() - 48) : m.start()]))

@@ -179,8 +179,11 @@ def toolkit_facts(text: str) -> list[Fact]:
         facts.append(known("cudnn.versions", cudnn, "stated:system_cuda"))
     rest = CUDNN_WRITTEN.sub(" ", text)
     found = re.findall(r"(?<![\d.])(\d{1,2}\.\d+(?:\.\d+)?)(?![\d.])", rest)
-    if not found:  # 'cuda 9', 'Cuda 11': the major alone (checks compare it as X.0, the least it needs)
-        found = re.findall(r"\bcuda(?:toolkit)?\s*v?(\d{1,2})\b(?![.\d])", rest, re.I)
+    if not found:  # 'cuda 9', 'Cuda 11', '12 (the cluster's module)': the major alone (compared as X.0)
+        found = re.findall(
+            r"\bcuda(?:toolkit)?\s*v?(\d{1,2})\b(?![.\d])|^\s*(\d{1,2})\b(?![.\d])", rest, re.I
+        )
+        found = [a or b for a, b in found]
     toolkits = [
         {"root": f"(stated) CUDA {v}", "version": v, "found_via": ["stated:system_cuda"], "stated": True}
         for v in found
@@ -291,9 +294,17 @@ def _jax_on_cpu(snap: Snapshot, text: str) -> None:
         snap.add(known("framework.jax", info, "stated:other"))
 
 
+# Packages whose presence a check reads, written without a pin ('onnxruntime 1.23.2 and onnxruntime-gpu')
+NAMED_PACKAGES = re.compile(
+    r"(?<![\w-])(onnxruntime-gpu|onnxruntime)(?![\w-])(?:\s*=?=?\s*v?(\d+(?:\.\d+)+))?", re.I
+)
+
+
 def _stated_packages(snap: Snapshot, text: str) -> None:
-    """Packages written with their pins ('onnxruntime-gpu==1.20.1 + onnxruntime==1.20.1'), as pip list has them."""
-    pins = {name.lower(): version for name, version in PINNED.findall(text)}
+    """Packages written with their pins ('onnxruntime-gpu==1.20.1 + onnxruntime==1.20.1'), as pip list has
+    them, and the few a check reads by name written with a version or none ('?')."""
+    pins = {name.lower(): version or "?" for name, version in NAMED_PACKAGES.findall(text)}
+    pins.update({name.lower(): version for name, version in PINNED.findall(text)})
     if pins:
         snap.add(known("python.packages", {**(snap.value("python.packages") or {}), **pins}, "stated"))
 

@@ -24,7 +24,7 @@ FRAMEWORK_WORDS = (
 )
 VERSION = r"\d+\.\d+(?:\.\d+)?(?:\.?(?:dev|a|b|rc)\w*)?(?:\+[\w.]+)?"
 # jaxlib's local version: +cuda12.cudnn89, +cuda11.cudnn805, +cuda111 (CUDA 11.1, before 0.1.73)
-JAX_TAG = re.compile(r"\+cuda(\d+)(?:\.cudnn(\d+))?", re.I)
+JAX_TAG = re.compile(r"(?:\+|\b(?=cuda\d+\.cudnn))cuda(\d+)(?:\.cudnn(\d+))?", re.I)
 # conda build strings: pytorch's py3.9_cuda11.6_cudnn8.3.2_0, conda-forge's cuda112py38h..._201
 CONDA_CUDA = re.compile(r"_cuda(\d+\.\d+)(?:\.\d+)*(?:_cudnn(\d+(?:\.\d+)*))?|\bcuda(\d{2,3})py\d", re.I)
 CPU_WORD = re.compile(r"\+cpu|(?:^|[\W_])cpu(?:[\W_]|$)", re.I)
@@ -32,6 +32,8 @@ GPU_WORD = re.compile(r"(?:^|[\W_])gpu(?:[\W_]|$)", re.I)  # tensorflow-gpu, 1.1
 CPU_SAID = re.compile(
     r"CUDA used to build PyTorch: (?:None|Could not collect)", re.I
 )  # collect_env of a CPU build
+BUILT_CUDNN = re.compile(r"(?:compiled|built)\s+(?:with|against)\s+cu?DNN\s*v?(\d+(?:\.\d+)+)", re.I)
+CUDA_WRITTEN = re.compile(r"(?<![\w.])CUDA\s*v?(\d{1,2}\.\d)(?:\.\d+)?(?![\d.])", re.I)
 NO_CUDA = re.compile(
     r"^\s*(?:none|could not collect|cpu|n/a|false)\s*$", re.I
 )  # a build's CUDA, as tools print "none"
@@ -82,7 +84,10 @@ def framework_info(version_text: str, cuda_text: str, hint: str | None) -> tuple
     name = guess_framework(version_text, hint)
     if name is None:
         return None
-    vm = re.search(f"({VERSION})", version_text)
+    built_cudnn = BUILT_CUDNN.search(version_text)  # 'tensorflow (compiled with cuDNN 8.1.0)'
+    written_cuda = CUDA_WRITTEN.search(version_text)  # 'torch 1.12 (CUDA 11.6 build)'
+    bare = CUDA_WRITTEN.sub(" ", BUILT_CUDNN.sub(" ", version_text))
+    vm = re.search(f"({VERSION})", bare)
     row, cuda = package_row(version_text, name)
     info: dict[str, Any] = {"version": vm.group(1) if vm else None, "cuda": cuda, "stated": version_text}
     if row.get("dist"):
@@ -95,6 +100,10 @@ def framework_info(version_text: str, cuda_text: str, hint: str | None) -> tuple
     variant = TORCH_VARIANT.search(version_text)
     if variant and info["cuda"] is None:
         info["cuda"] = versions.cuda_from_variant(variant.group(1) or variant.group(2))
+    if info["cuda"] is None and written_cuda:
+        info["cuda"] = written_cuda.group(1)
+    if built_cudnn:
+        info["cudnn"] = built_cudnn.group(1)
     if name == "jax":
         _jax(version_text, info)
     if cuda_text and not NO_CUDA.match(cuda_text):
@@ -131,7 +140,7 @@ def _jax(text: str, info: dict[str, Any]) -> None:
     info["version"] = (jax or (jaxlib or info["version"] or "").split("+")[0]) or None
     if jaxlib:
         info["jaxlib"] = jaxlib
-    tag = JAX_TAG.search(jaxlib or text)
+    tag = JAX_TAG.search(jaxlib or "") or JAX_TAG.search(text)
     if tag:
         info["cuda"] = cuda_from_digits(tag.group(1))
         if tag.group(2):

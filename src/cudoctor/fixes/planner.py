@@ -42,6 +42,10 @@ class Context:
     system_cuda: str | None = None  # a toolkit the person has (stated, or the first one found)
     cudnn_wanted: int | None = None  # the cuDNN major the log says the program asked for
     python: str | None = None  # the Python the framework runs under ('3.11.4')
+    cudnn_compiled: str | None = None  # the cuDNN the log says the build was compiled with ('8.2')
+    driver_needed: str | None = None  # the driver the log says it needs (a container image's CUDA)
+    library_wheel: str | None = None  # NVIDIA's wheel of the library the log could not load
+    soname: str | None = None  # that library as the log names it
     root: str = ""  # the log's root error line: a setting or tool it names is relevant whatever the framework
 
     @property
@@ -79,7 +83,7 @@ def context(
         framework=framework,
         version=str(info["version"]) if info.get("version") else None,
         build=info.get("build"),
-        cuda=str(info["cuda"]) if info.get("cuda") else None,
+        cuda=str(info["cuda"]) if info.get("cuda") else facts.get("cuda_wanted"),
         driver=str(driver) if driver else None,
         driver_cuda=str(driver_cuda) if driver_cuda else None,
         cc=gpu["cc_t"] if gpu else None,
@@ -89,6 +93,10 @@ def context(
         cudnn_wanted=int(wanted) if wanted and str(wanted).isdigit() else None,
         root=root,
         python=str((snap.value("host.python") or {}).get("version") or "") or None,
+        cudnn_compiled=facts.get("compiled") if facts.get("library") == "cudnn" else None,
+        driver_needed=facts.get("driver_needed"),
+        library_wheel=facts.get("wheel"),
+        soname=facts.get("soname"),
     )
 
 
@@ -213,6 +221,14 @@ def _nvidia_wheel_other_major(step: str, ctx: Context) -> bool:
     return any(int(a or b) != major for a, b in NVIDIA_WHEEL.findall(step))
 
 
+def _nvidia_wheel_beyond_driver(step: str, ctx: Context) -> bool:
+    """An NVIDIA wheel of a CUDA major the driver does not reach (nvidia-cublas-cu12 on a CUDA 11.4 driver)."""
+    have = versions.parse(ctx.driver_cuda or "")
+    if have is None or UPGRADES_DRIVER.search(step):
+        return False
+    return any(int(a or b) > have[0] for a, b in NVIDIA_WHEEL.findall(step))
+
+
 def _jax_extra_unrunnable(step: str, ctx: Context) -> bool:
     """jax[cuda12] on a driver too old for CUDA 12 (and no driver upgrade in the same step)."""
     if not ctx.driver_cuda or UPGRADES_DRIVER.search(step):
@@ -294,7 +310,8 @@ def _unpinned_cudnn_of_another_major(step: str, ctx: Context) -> bool:
     """An unpinned cuDNN wheel (it brings cuDNN 9) where the build wants another cuDNN major."""
     if ctx.cudnn_wanted is None or ctx.cudnn_wanted == 9:
         return False
-    return re.search(r"\bnvidia-cudnn-cu\d+\b(?!'?==)", step) is not None and "==" not in step
+    bounded = re.search(r"\bnvidia-cudnn-cu\d+(?:==|[^'\s]*,<\d)", step) is not None
+    return re.search(r"\bnvidia-cudnn-cu\d+\b", step) is not None and not bounded
 
 
 def _driver_floor_already_met(step: str, ctx: Context) -> bool:
@@ -311,6 +328,7 @@ RULES = (
     scope.for_other_platform,
     _torch_index_too_new,
     _nvidia_wheel_other_major,
+    _nvidia_wheel_beyond_driver,
     _jax_extra_unrunnable,
     _tf_gpu_on_native_windows,
     _tf_extra_before_its_release,

@@ -166,6 +166,10 @@ def _torch_install(ctx: Context, why: str) -> list[str]:
 
 
 def _driver_upgrade(ctx: Context) -> list[str]:
+    if ctx.driver_needed:
+        return [
+            f"Or upgrade the NVIDIA driver to {ctx.driver_needed} or newer (the CUDA {ctx.cuda} the log asks for)"
+        ]
     if not ctx.cuda:
         return []
     floor = knowledge.driver_floor(ctx.cuda)
@@ -174,7 +178,32 @@ def _driver_upgrade(ctx: Context) -> list[str]:
     return [f"Or upgrade the NVIDIA driver to {floor[0]} or newer ({floor[1]})"]
 
 
+def _release_line_for_driver(ctx: Context) -> list[str]:
+    """A library built for one CUDA major per release line (CTranslate2 4 = CUDA 12, 3 = CUDA 11): the
+    line whose CUDA the driver runs (cuda_wheels.toml [[release_line]])."""
+    have = versions.parse(ctx.driver_cuda or "")
+    lines = [r for r in knowledge.table("cuda_wheels")["release_line"] if r["framework"] == ctx.framework]
+    fits = [r for r in lines if have and int(r["cuda_major"]) <= have[0]]
+    if not fits:
+        return []
+    row = max(fits, key=lambda r: int(r["cuda_major"]))
+    steps = [
+        f"pip install '{row['package']}{row['spec']}'  (its wheels load CUDA {row['cuda_major']}, which your driver "
+        f"(CUDA {ctx.driver_cuda}) runs)"
+    ]
+    newest = max(lines, key=lambda r: int(r["cuda_major"]))
+    floor = knowledge.driver_floor(f"{newest['cuda_major']}.0")
+    if newest is not row and floor:
+        steps.append(
+            f"Or upgrade the NVIDIA driver to {floor[0]} or newer to keep {newest['package']}{newest['spec']} "
+            f"(CUDA {newest['cuda_major']})"
+        )
+    return steps
+
+
 def driver_too_old(ctx: Context) -> list[str]:
+    if ctx.framework and ctx.framework not in ("torch", "jax", "tensorflow", "cupy"):
+        return _release_line_for_driver(ctx) + _driver_upgrade(ctx)
     if ctx.framework == "torch":
         return _torch_install(ctx, "a build your driver runs") + _driver_upgrade(ctx)
     if ctx.framework == "jax":
@@ -218,6 +247,16 @@ def cudnn_mismatch(ctx: Context) -> list[str]:
     major = ctx.cudnn_wanted or _build_cudnn_major(ctx)
     if major is None:
         return []
+    named = versions.major_minor(ctx.cudnn_compiled or "")
+    if named and named[0] == major:  # the log names the build's cuDNN: that one, or a newer minor
+        mm = versions.fmt(named)
+        wheel = knowledge.cudnn_wheel(cuda, major) if cuda else None
+        pip = f", or pip install {wheel.replace(f'=={major}.*', f'>={mm},<{major + 1}')}" if wheel else ""
+        return [
+            f"Install cuDNN {mm} or a newer {major}.x, the version the build was compiled with: conda install "
+            f"-c conda-forge 'cudnn>={mm},<{major + 1}'{pip} (or NVIDIA's cuDNN archive for your CUDA), and put it "
+            "before the older copy on the library path"
+        ]
     tf = knowledge.tf_build(ctx.version or "") if ctx.framework == "tensorflow" and ctx.version else None
     steps = []
     if tf is not None and (versions.parse(str(tf["cuda"])) or (0,))[0] < 12:
@@ -379,11 +418,45 @@ def _cupy_for(cuda_min: str, ctx: Context) -> list[str]:
     ]
 
 
+def _library_wheel(ctx: Context) -> list[str]:
+    """NVIDIA's wheel of the library the log could not load, and where its files land."""
+    if not ctx.library_wheel:
+        return []
+    folder = re.sub(r"^nvidia-|-cu\d+$", "", ctx.library_wheel).replace("-", "_")
+    return [
+        f"pip install {ctx.library_wheel}  (the {ctx.soname} the program loads, as NVIDIA's wheel; a program that "
+        f"does not look there itself needs its folder on the library path: site-packages/nvidia/{folder}/lib)"
+    ]
+
+
+def _cupy_libs(ctx: Context) -> list[str]:
+    """CuPy wheels are made per CUDA major: the package of the toolkit this machine has, or the one that
+    brings its CUDA libraries as wheels."""
+    have = (versions.parse(ctx.system_cuda or "") or (None,))[0]
+    own = ctx.cuda_major
+    rows = {
+        int(r["cuda_major"]): r
+        for r in knowledge.table("cuda_wheels")["framework_libs"]
+        if r["framework"] == "cupy"
+    }
+    if have and own and have != own:
+        package = f"cupy-cuda{have}x"
+        return [
+            f"pip uninstall -y cupy-cuda{own}x && pip install {package}  (CuPy wheels are made per CUDA major: "
+            f"cupy-cuda{own}x loads CUDA {own} libraries, and this machine's toolkit is CUDA {have})"
+        ]
+    row = rows.get(own or 0)
+    return [str(row["step"]).replace("=={version}", "")] if row else []
+
+
 def cuda_libs_missing(ctx: Context) -> list[str]:
     """TensorFlow loads the CUDA libraries of the CUDA it was built with: install that CUDA (its tested
-    pair, as conda packages), or move to the oldest release built for the CUDA major you have."""
+    pair, as conda packages), or move to the oldest release built for the CUDA major you have. CuPy: the
+    package of the CUDA major there. Others: NVIDIA's wheel of the library the log names."""
+    if ctx.framework == "cupy":
+        return _cupy_libs(ctx) + _library_wheel(ctx)
     if ctx.framework != "tensorflow" or not ctx.version:
-        return []
+        return _library_wheel(ctx) if ctx.framework not in ("torch", "jax") else []
     tf = knowledge.tf_build(ctx.version)
     if tf is None:
         return []
