@@ -7,6 +7,7 @@
     python bench/run.py api             # guard() overhead on 10,000 small matmuls; import time
     python bench/run.py probe           # probe harness overhead (start to result, imports excluded)
     python bench/run.py fleet           # fleet aggregate over 10,000 reports
+    python bench/run.py run --size-mb 1024  # cudoctor run -- CMD vs CMD alone, on a command printing 1 GB
 
 Wall times are medians of several runs of the whole command (process start included); peak
 memory is the child's max RSS from getrusage.
@@ -260,19 +261,49 @@ def bench_fleet(count: int) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
+def bench_run(size_mb: int, runs: int) -> None:
+    """`cudoctor run -- CMD` against CMD alone, both writing into a pipe that is read and thrown away
+    (what a person's `| tee` or a CI log does): wall and CPU time of the whole command."""
+    code = (
+        "import sys\n"
+        "line = (b'epoch 1 step 100 loss 0.2500 lr 3.0e-04 grad_norm 1.234 tokens/s 12345' * 2)[:127] + b'\\n'\n"
+        f"block = line * 8192\nfor _ in range({size_mb}):\n    sys.stdout.buffer.write(block)\n"
+    )
+    direct = [sys.executable, "-c", code]
+    wrapped = [sys.executable, "-m", "cudoctor", "run", "--no-live", "--", *direct]
+
+    def once(argv: Sequence[str]) -> tuple[float, float]:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert proc.stdout is not None
+        while proc.stdout.read(1 << 20):
+            pass
+        _, _, usage = os.wait4(proc.pid, 0)
+        return time.perf_counter() - t0, usage.ru_utime + usage.ru_stime
+
+    d = [once(direct) for _ in range(runs)]
+    w = [once(wrapped) for _ in range(runs)]
+    dw, ww = statistics.median(x[0] for x in d), statistics.median(x[0] for x in w)
+    dc, wc = statistics.median(x[1] for x in d), statistics.median(x[1] for x in w)
+    print(f"a command printing {size_mb} MiB into a pipe, median of {runs}")
+    print(f"the command alone        : {dw:.2f} s wall, {dc:.2f} s CPU")
+    print(f"cudoctor run -- command  : {ww:.2f} s wall, {wc:.2f} s CPU (cudoctor's own CPU included)")
+    print(f"ratio: run takes {ww / dw:.3f}x the wall time")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument(
         "what",
         nargs="*",
-        help="which benchmarks: check, explain, oneline, api, probe, fleet (default: all)",
+        help="which benchmarks: check, explain, oneline, api, probe, fleet, run (default: all)",
     )
     ap.add_argument("--runs", type=int, default=7, help="runs per command for the check benchmark")
     ap.add_argument("--size-mb", type=int, default=1024, help="size of the generated training log")
     ap.add_argument("--keep", action="store_true", help="keep the generated log in bench/out/")
     args = ap.parse_args()
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    known = ["check", "explain", "oneline", "api", "probe", "fleet"]
+    known = ["check", "explain", "oneline", "api", "probe", "fleet", "run"]
     unknown = [w for w in args.what if w not in known]
     if unknown:
         ap.error(f"unknown benchmark(s): {', '.join(unknown)} (choose from {', '.join(known)})")
@@ -285,6 +316,7 @@ def main() -> int:
             "api": lambda: bench_api(args.runs),
             "probe": lambda: bench_probe(args.runs),
             "fleet": lambda: bench_fleet(10_000),
+            "run": lambda: bench_run(args.size_mb, 3),
         }[what]()
     return 0
 

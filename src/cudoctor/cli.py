@@ -23,6 +23,19 @@ EPILOG_CHECK = textwrap.dedent("""\
     exit status: 0 nothing wrong, 1 errors found, 2 cudoctor could not do its job.
     """)
 
+EPILOG_RUN = textwrap.dedent("""\
+    examples:
+      cudoctor run -- python train.py --epochs 3
+      cudoctor run --json-out why.json -- torchrun --nproc-per-node 2 train.py
+
+    The command's output comes through as it is printed (on a terminal through a pseudo-terminal, so
+    colours and progress bars stay; in a pipe byte for byte) and cudoctor keeps its first 1 MiB and last
+    32 MiB. If the command fails, cudoctor explains what it printed, with this machine's facts, on stderr
+    after it; on success it adds nothing. Ctrl-C, SIGTERM and SIGHUP go to the command.
+    exit status: the command's own; 128+N if a signal N killed it; 127 if it cannot be found; 2 without
+    a command.
+    """)
+
 EPILOG_EXPLAIN = textwrap.dedent("""\
     examples:
       cudoctor explain train.log           the root error of a log and its ranked causes
@@ -231,6 +244,33 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="show every matched line and the reasoning behind each rank",
     )
+
+    run = sub.add_parser(
+        "run",
+        help="run a command, show its output as it comes, and explain it if it fails",
+        usage="cudoctor run [--no-live] [--json-out FILE] [--save] [--db PATH] -- CMD [ARGS...]",
+        epilog=EPILOG_RUN,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("--no-live", action="store_true", help="explain without this machine's facts")
+    run.add_argument(
+        "--json-out",
+        metavar="FILE",
+        help="also write the explanation (and the command's status) as JSON to FILE",
+    )
+    run.add_argument(
+        "--save",
+        action="store_true",
+        help="on failure, keep the output (a .log beside the snapshot database) and a snapshot of this machine",
+    )
+    run.add_argument(
+        "--db",
+        metavar="PATH",
+        help="snapshot database for --save (default: $CUDOCTOR_DB or the user data dir)",
+    )
+    run.add_argument(
+        "cmd", nargs=argparse.REMAINDER, metavar="CMD", help="the command and its arguments, after --"
+    )
     return parser
 
 
@@ -316,6 +356,12 @@ def cmd_probe(args: argparse.Namespace) -> int:
     return report.exit_code
 
 
+def cmd_run(args: argparse.Namespace) -> int:
+    from cudoctor.runcommand import run_and_explain
+
+    return run_and_explain(args)
+
+
 def cmd_explain(args: argparse.Namespace) -> int:
     from cudoctor.explainer.command import run_explain
 
@@ -331,7 +377,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from cudoctor import commands
 
-        handlers = {"check": cmd_check, "explain": cmd_explain, "probe": cmd_probe}
+        handlers = {"check": cmd_check, "explain": cmd_explain, "probe": cmd_probe, "run": cmd_run}
         handlers.update(
             snapshot=commands.cmd_snapshot,
             diff=commands.cmd_diff,
