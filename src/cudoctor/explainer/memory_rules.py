@@ -10,7 +10,8 @@ import re
 from cudoctor.explainer.ranked import RankedCause, bump
 
 SIZE = r"([\d.]+) ?(bytes|[KMGT]iB)"
-ASKED = re.compile(r"Tried to allocate " + SIZE)
+ASKED = re.compile(r"(?:Tried to allocate|trying to allocate) " + SIZE)
+CAPACITY = re.compile(r"total capacity of " + SIZE)
 UNALLOCATED = re.compile(SIZE + r" is reserved by PyTorch but unallocated")
 UNIT = {"bytes": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
 
@@ -39,4 +40,27 @@ def fragmentation_rule(ranked: dict[str, RankedCause], line: int, text: str) -> 
         f"{asked / 2**20:.0f} MiB it asked for: the free memory is fragmented",
         "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True  (torch >= 2.1: segments grow instead of "
         "splitting, so reserved memory can serve a larger request; set it before the process starts)",
+    )
+
+
+def larger_than_the_gpu_rule(
+    ranked: dict[str, RankedCause], line: int, text: str, gpu_bytes: float | None
+) -> None:
+    """One allocation larger than the whole GPU (PyTorch prints its total capacity; else the GPU's memory
+    from the facts): no setting and no other process frees that much, the tensor itself must shrink."""
+    if "gpu-oom" not in ranked:
+        return
+    asked = _bytes(ASKED.search(text))
+    total = _bytes(CAPACITY.search(text)) or gpu_bytes
+    if asked is None or total is None or asked <= total:
+        return
+    bump(
+        ranked,
+        "gpu-oom",
+        0.1,
+        f"line {line}: one allocation of {asked / 2**30:.2f} GiB is larger than the whole GPU ({total / 2**30:.2f} GiB)",
+        f"Make that tensor smaller than the GPU ({asked / 2**30:.0f} GiB asked, {total / 2**30:.0f} GiB in all): its "
+        "shape comes from the batch size, sequence length or image size, or from a wrong shape (a broadcast, a "
+        "dimension read from the wrong axis); print the shapes before the failing line. Freeing memory or "
+        "other processes cannot help here",
     )

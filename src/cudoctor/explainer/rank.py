@@ -366,6 +366,7 @@ def context_rules(
     if root is not None:
         setting_rules.jax_fraction_rule(ranked, root.text, snap)
         memory_rules.fragmentation_rule(ranked, root.line, root.text)
+        memory_rules.larger_than_the_gpu_rule(ranked, root.line, root.text, _gpu_bytes(snap))
     if "no-gpu-visible" in ranked:
         _visible_devices_rule(ranked, view.env(snap).get("CUDA_VISIBLE_DEVICES"), gpus)
     for name, info in view.frameworks(snap):
@@ -502,6 +503,15 @@ def _container_rule(ranked: dict[str, RankedCause], root: Match, snap: Snapshot)
         bump(ranked, "shm-exhausted", 0.3, why, step)
 
 
+def _gpu_bytes(snap: Snapshot) -> float | None:
+    """The memory of the first GPU the facts list (nvidia-smi's MiB, or a stated '24GB')."""
+    for g in snap.value("gpu.devices") or []:
+        mib = g.get("memory_total_mib")
+        if mib:
+            return float(mib) * 2**20
+    return None
+
+
 def _platform_rule(ranked: dict[str, RankedCause], root: Match, snap: Snapshot) -> None:
     """Where the facts name the platform (WSL2, native Windows), add the weights the root error's
     signature gives for it: the same message has another usual cause there."""
@@ -625,13 +635,19 @@ def cause_json(
     rc = causes[i]
     text = knowledge.cause(rc.id)
     specific: list[str] = []
-    for f in rc.findings:  # this machine's facts name the culprit: their steps come first
+    leading = [f for f in rc.findings if f.severity is not Severity.INFO]
+    notes = [
+        f for f in rc.findings if f.severity is Severity.INFO
+    ]  # an echo of the error (a program's Xid 43)
+    for f in leading:  # this machine's facts name the culprit: their steps come first
         specific += [s for s in f.fix if s not in specific]
     specific += [s for s in rc.fixes if s not in specific]
+    for f in notes:  # ... a fact that only echoes the log's error comes after the log's own steps
+        specific += [s for s in f.fix if s not in specific]
     generic = for_framework(text["fix"], framework) if rc.generic or not specific else []
     ctx = plan or planner.Context(framework=framework)
     fixes = planner.plan(rc.id, specific, ctx, generic, beside_finding=False)
-    title = rc.findings[0].title if rc.findings else text["title"]
+    title = leading[0].title if leading else text["title"]
     shown = rc.evidence[:5] + [f"fact: {f.title}" for f in rc.findings] + rc.reasons
     return {
         "id": rc.id,

@@ -278,6 +278,23 @@ def _python_outside(step: str, ctx: Context) -> bool:
     return False
 
 
+OLDER_THAN_ARCH = re.compile(r"older than (Volta|Turing|Ampere|Ada|Hopper|Blackwell)\b")
+ARCH_CC = {
+    "Volta": (7, 0),
+    "Turing": (7, 5),
+    "Ampere": (8, 0),
+    "Ada": (8, 9),
+    "Hopper": (9, 0),
+    "Blackwell": (10, 0),
+}
+
+
+def _for_older_gpus(step: str, ctx: Context) -> bool:
+    """A step for GPUs older than an architecture, where this GPU is that one or newer."""
+    m = OLDER_THAN_ARCH.search(step)
+    return bool(m and ctx.cc is not None and ctx.cc >= ARCH_CC[m.group(1)])
+
+
 CONDA_TOOLKIT = re.compile(r"\bcudatoolkit[=<>]=?(\d+\.\d+)")
 
 
@@ -334,6 +351,7 @@ RULES = (
     _tf_extra_before_its_release,
     _python_outside,
     _toolkit_older_than_gpu,
+    _for_older_gpus,
     _other_gpu_arch,
 )
 
