@@ -64,7 +64,7 @@ def test_list_checks_and_selection() -> None:
     listing = cudoctor(["check", "--list-checks"]).stdout
     assert "driver-too-old" in listing and "arch-unsupported" in listing
     bad = cudoctor(["check", "--only", "no-such-check"])
-    assert bad.returncode == 2 and "unknown check id" in bad.stderr
+    assert bad.returncode == 2 and "unknown check or finding id" in bad.stderr
 
 
 def test_bad_inputs_exit_2(tmp_path: Path) -> None:

@@ -285,6 +285,30 @@ def test_bad_facts_file_is_exit_2(tmp_path: Path) -> None:
     assert out.returncode == 2 and "not valid JSON" in out.stderr
 
 
+def test_a_facts_file_with_keys_cudoctor_does_not_know_is_refused_with_the_nearest_ones(
+    tmp_path: Path,
+) -> None:
+    """Issue 40, point 3: {"gpu_name": "A100", "framework": "torch 1.7.0+cu101"} used to pass silently."""
+    bad = tmp_path / "facts.json"
+    bad.write_text(json.dumps({"gpu_name": "A100", "framework": "torch 1.7.0+cu101"}))
+    log = tmp_path / "run.log"
+    log.write_text("CUDA out of memory\n")
+    for argv in (
+        ["check", "--facts", str(bad), "--no-live"],
+        ["explain", str(log), "--facts", str(bad), "--no-live"],
+    ):
+        out = cudoctor(argv)
+        assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+        assert "'gpu_name' (did you mean 'gpu'?)" in out.stderr
+        assert "'framework' (did you mean 'framework_version'?)" in out.stderr
+    bad.write_text(json.dumps({"gpu": ["A100", "A100"]}))
+    out = cudoctor(["check", "--facts", str(bad), "--no-live"])
+    assert out.returncode == 2 and "'gpu' must be text or a number" in out.stderr
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps({"gpu": "A100", "driver": 470.82, "framework_version": "torch 1.7.0+cu101"}))
+    assert cudoctor(["check", "--facts", str(good), "--no-live"]).returncode in (0, 1)
+
+
 def test_huge_line_without_newline_is_scanned_in_pieces(tmp_path: Path) -> None:
     path = tmp_path / "oneline.log"
     with open(path, "wb") as fh:

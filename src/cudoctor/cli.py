@@ -103,10 +103,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--list-checks", action="store_true", help="list every check id with what it looks for, then exit"
     )
     chk.add_argument(
-        "--only", action="append", default=[], metavar="ID", help="run only this check (repeatable)"
+        "--only",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="run only this check, or show only this finding (a check id or any id the output shows; repeatable, or a,b)",
     )
     chk.add_argument(
-        "--ignore", action="append", default=[], metavar="ID", help="skip this check (repeatable)"
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="skip this check or this finding (any id the output shows; repeatable, or a,b)",
     )
     chk.add_argument(
         "--probe", action="store_true", help="also run the live GEMM probes (see cudoctor probe)"
@@ -299,15 +307,26 @@ def cmd_check(args: argparse.Namespace) -> int:
     from cudoctor.render import documents, text
 
     if args.list_checks:
+        from cudoctor.checks import FINDING_IDS
+
         for c in all_checks():
             print(f"{c.id:32s} [{c.cause}] {' '.join(c.doc.split(chr(10) * 2)[0].split())}")
+            also = [pattern for pattern, chk in FINDING_IDS.items() if chk == c.id]
+            if also:
+                print(f"{'':32s}   findings it reports under other ids: {', '.join(also)}")
         return 0
-    known_ids = {c.id for c in all_checks()}
-    bad = [i for i in args.only + args.ignore if i not in known_ids]
+    from cudoctor.checks import check_of, split_ids
+
+    bad = [i for i in split_ids(args.only + args.ignore) if check_of(i) is None]
     if bad:
-        raise InputError(f"unknown check id(s): {', '.join(bad)} (see cudoctor check --list-checks)")
+        raise InputError(
+            f"unknown check or finding id(s): {', '.join(bad)} (cudoctor check --list-checks lists them)"
+        )
     snap = snapshot_for(args)
     report = Report(snap, checked(snap, only=args.only, ignore=args.ignore))
+    if args.only or args.ignore:  # a partial run says so, and is never remembered as a good machine
+        report.extra["partial"] = f"{len(report.results)} of {len(all_checks())} checks run"
+        args.no_record = True
     if args.since:
         from cudoctor.commands import db_path, resolve
         from cudoctor.diff import diff
@@ -322,6 +341,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         sys.stdout.write(documents.report_markdown(report if args.no_redact else redacted(report)))
     else:
         sys.stdout.write(text.render(report, verbose=args.verbose))
+        if "partial" in report.extra:
+            sys.stdout.write(f"(a partial run: {report.extra['partial']}; not recorded as last known good)\n")
         if args.since:
             from cudoctor.diff import diff_from_json, render_text
 

@@ -5,6 +5,7 @@ Every bad input raises `InputError` with a one-line message; the CLI turns it in
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 from typing import Any
@@ -40,13 +41,29 @@ def load_stated(path: str, framework_hint: str | None = None) -> Snapshot:
     data = read_json_file(path, "facts file")
     if not isinstance(data, dict):
         raise InputError(f"facts file {path} must hold a JSON object with keys such as {', '.join(KEYS[:4])}")
-    unknown_keys = sorted(set(data) - set(KEYS))
-    snap = from_stated(data, framework_hint)
-    if unknown_keys:
-        from cudoctor.model import known
+    unknown = sorted(set(data) - set(KEYS))
+    if unknown:
+        named = []
+        for key in unknown:
+            near = _by_word(key) or difflib.get_close_matches(key, KEYS, n=1, cutoff=0.5)
+            named.append(f"{key!r}" + (f" (did you mean {near[0]!r}?)" if near else ""))
+        raise InputError(
+            f"facts file {path}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(named)}; "
+            f"the keys are {', '.join(KEYS)}"
+        )
+    for key, value in data.items():
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            raise InputError(
+                f"facts file {path}: {key!r} must be text or a number as a person writes it "
+                f'("{key}": "..."), not {type(value).__name__}'
+            )
+    return from_stated(data, framework_hint)
 
-        snap.add(known("stated.ignored_keys", unknown_keys, f"file:{path}"))
-    return snap
+
+def _by_word(key: str) -> list[str]:
+    """'gpu_name' -> gpu, 'framework' -> framework_version: a known key that is a word of the unknown one."""
+    words = set(key.lower().replace("-", "_").split("_"))
+    return [k for k in KEYS if k in words or k.split("_")[0] in words][:1]
 
 
 def load_snapshot(path: str) -> Snapshot:

@@ -9,6 +9,7 @@ it needs lacks the one field it reads raises `FactMissing`, which also makes it 
 from __future__ import annotations
 
 import dataclasses
+import re
 import traceback
 from collections.abc import Callable, Iterable, Sequence
 
@@ -167,6 +168,58 @@ def run_one(chk: Check, snap: Snapshot) -> CheckResult:
     return CheckResult(chk.id, "findings" if found else "ok", tuple(found))
 
 
+# Findings whose id is not the id of the check that reports them: finding id (a pattern where a framework
+# or tool name is part of it) -> that check. Every id the tool prints is accepted by --only and --ignore;
+# tests/checks/test_ids.py keeps this table and the finding() calls of the checks in step.
+FINDING_IDS = {
+    "container-without-gpus": "no-gpu-visible",
+    "container-without-gpu-compute": "no-gpu-visible",
+    "no-driver": "no-gpu-visible",
+    "toolkit-needs-newer-driver": "toolkit-newer-than-driver",
+    "ptxas-newer-than-driver-cuda": "toolkit-newer-than-driver",
+    "arch-newer-than-build-cuda": "arch-unsupported",
+    "arch-ptx-jit-only": "arch-unsupported",
+    "(nvcc|ptxas)-older-first-on-path": "toolkits-shadow-on-path",
+    "(torch|tensorflow|jax|cupy)-preallocates": "preallocation-with-shared-gpu",
+    "ptxas-too-old": "ptxas-version-mismatch",
+    "ptxas-newer-than-driver": "ptxas-version-mismatch",
+    "cpu-only-(torch|tensorflow|jax|cupy)": "cpu-only-build",
+    "broken-[a-z0-9_.-]+": "broken-install",
+    "broken-metadata": "broken-install",
+}
+
+
+def check_of(some_id: str) -> str | None:
+    """The check that reports an id the tool printed (a check id, or one of its findings' ids)."""
+    if any(c.id == some_id for c in all_checks()):
+        return some_id
+    return next((chk for pattern, chk in FINDING_IDS.items() if re.fullmatch(pattern, some_id)), None)
+
+
+def split_ids(values: Sequence[str]) -> list[str]:
+    """--only a,b --only c -> [a, b, c]."""
+    return [part.strip() for v in values for part in v.split(",") if part.strip()]
+
+
 def run_checks(snap: Snapshot, only: Sequence[str] = (), ignore: Sequence[str] = ()) -> list[CheckResult]:
-    chosen = [c for c in all_checks() if (not only or c.id in only) and c.id not in ignore]
-    return [run_one(c, snap) for c in chosen]
+    """The checks `only` names (check ids or finding ids; all when empty) less those `ignore` names. A
+    finding id selects or drops that finding alone; its check still runs for the others."""
+    only, ignore = split_ids(only), split_ids(ignore)
+    check_ids = {c.id for c in all_checks()}
+    wanted = {check_of(i) for i in only}
+    dropped_checks = {i for i in ignore if i in check_ids}
+    chosen = [c for c in all_checks() if (not only or c.id in wanted) and c.id not in dropped_checks]
+    only_findings = {i for i in only if i not in check_ids}
+    whole = {i for i in only if i in check_ids}
+    out = []
+    for c in chosen:
+        r = run_one(c, snap)
+        keep = [
+            f
+            for f in r.findings
+            if f.id not in ignore and (c.id in whole or not only_findings or f.id in only_findings)
+        ]
+        if len(keep) != len(r.findings):
+            r = dataclasses.replace(r, findings=tuple(keep), outcome="findings" if keep else "ok")
+        out.append(r)
+    return out
