@@ -37,7 +37,7 @@ SCORE = _score()
 
 
 def test_every_scenario_names_its_source_and_what_it_checks() -> None:
-    assert len(SCENARIOS) >= 200
+    assert len(SCENARIOS) >= 250
     for row in SCENARIOS.values():
         assert row["source"] and row["facts"], row["id"]
         assert row.get("fires") or row.get("silent"), row["id"]

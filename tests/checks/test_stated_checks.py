@@ -59,3 +59,16 @@ def test_tensorflow_built_with_cuda_11_0_needs_that_minor() -> None:
         {"framework_version": "tensorflow-gpu 2.4.0", "system_cuda": "11.0"}
     )
     assert "cuda-libs-missing" not in _fired({"framework_version": "tensorflow 2.6.0", "system_cuda": "11.4"})
+
+
+def test_a_container_image_needing_a_newer_cuda_than_the_driver_fires_without_minor_compatibility() -> None:
+    """nvidia-container-cli checks the image's cuda>=X.Y as is (tabbyml/tabby: cuda>=12.9 on a 570 driver)."""
+    got = _fired(
+        {"driver": "570.169", "container": "tabby image (nvidia-container-cli: requirement cuda>=12.9)"}
+    )
+    assert "driver-too-old" in got and "CUDA 12.9 the container image requires" in got["driver-too-old"]
+    assert "driver-too-old" in _fired(
+        {"driver": "v535 max", "container": "an image built FROM nvidia/cuda:12.8.0-runtime"}
+    )
+    assert "driver-too-old" not in _fired({"driver": "575.51.03", "container": "requirement cuda>=12.9"})
+    assert "driver-too-old" not in _fired({"driver": "550.54.14", "container": "ARG CUDA_VERSION=12.4.1"})

@@ -32,7 +32,7 @@ def explain(row: dict[str, Any], tmp: Path) -> dict[str, Any]:
 
 
 def test_every_scenario_names_its_source_and_what_it_wants() -> None:
-    assert len(SCENARIOS) >= 65
+    assert len(SCENARIOS) >= 77
     for row in SCENARIOS.values():
         assert row["source"] and row["want_first"] and row["cause"], row["id"]
 

@@ -176,6 +176,7 @@ FINDING_IDS = {
     "container-without-gpu-compute": "no-gpu-visible",
     "no-driver": "no-gpu-visible",
     "toolkit-needs-newer-driver": "toolkit-newer-than-driver",
+    "container-needs-newer-driver": "driver-too-old",
     "ptxas-newer-than-driver-cuda": "toolkit-newer-than-driver",
     "arch-newer-than-build-cuda": "arch-unsupported",
     "arch-ptx-jit-only": "arch-unsupported",

@@ -16,11 +16,12 @@ LAYER = "GPU & driver"
 
 @check("driver-too-old", "driver-too-old", LAYER, requires_any=("driver.version", "driver.cuda_version"))
 def driver_too_old(snap: Snapshot) -> list[Finding]:
-    """The driver is older than the CUDA a framework build needs (minor-version compatibility aware)."""
+    """The driver is older than the CUDA a framework build needs (minor-version compatibility aware), or
+    than the CUDA a container image requires (checked as is by nvidia-container-cli)."""
     driver = str(snap.value("driver.version"))
     dv = versions.parse(driver)
     driver_cuda = snap.value("driver.cuda_version")
-    out = []
+    out = _image_needs_newer_driver(snap, dv, driver, driver_cuda)
     for name, info in view.cuda_frameworks(snap):
         floor = knowledge.driver_floor(str(info["cuda"]))
         if floor is None:
@@ -54,6 +55,43 @@ def driver_too_old(snap: Snapshot) -> list[Finding]:
             )
         )
     return out
+
+
+def _image_needs_newer_driver(
+    snap: Snapshot, dv: versions.Version | None, driver: str, driver_cuda: str | None
+) -> list[Finding]:
+    image = snap.value("container.cuda")
+    row = knowledge.driver_row(str(image)) if image else None
+    if not image:
+        return []
+    need = str(row["linux_min"]) if row else None
+    if dv is not None and need:
+        below = _driver_below(dv, versions.parse(need))
+    else:
+        have, want = versions.major_minor(str(driver_cuda or "")), versions.major_minor(str(image))
+        below = bool(have and want and have < want)
+    if not below:
+        return []
+    which = f"Driver {driver}" if dv is not None else f"The driver (CUDA {driver_cuda})"
+    return [
+        finding(
+            "container-needs-newer-driver",
+            "driver-too-old",
+            Severity.ERROR,
+            f"{which} is older than the CUDA {image} the container image requires: nvidia-container-cli refuses "
+            "to start it ('unsatisfied condition: cuda>=...'); containers get no minor-version compatibility here",
+            LAYER,
+            evidence=[f"container.cuda = {image}", f"driver = {driver if dv is not None else driver_cuda}"],
+            fix=[
+                f"Upgrade the NVIDIA driver to {need} or newer (CUDA {image})"
+                if need
+                else "Upgrade the NVIDIA driver",
+                "Or use an image tag built on an older CUDA that your driver supports (nvidia-smi shows the newest "
+                "CUDA the driver runs), or NVIDIA_DISABLE_REQUIRE=1 on a datacenter GPU with the cuda-compat "
+                "package in the image",
+            ],
+        )
+    ]
 
 
 def _cuda_runs(driver_cuda: str, cuda: str) -> bool:

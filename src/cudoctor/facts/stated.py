@@ -106,8 +106,8 @@ DRIVER_CUDA_NUMBER = re.compile(
 
 
 def driver_facts(text: str) -> list[Fact]:
-    found = re.findall(r"\b(\d{3}(?:\.\d+){1,2}|\d{3})\b(?!\.)", DRIVER_CUDA_NUMBER.sub(" ", text))
-    m = re.search(r"\b(\d{3}(?:\.\d+){0,2})\b", DRIVER_CUDA_NUMBER.sub(" ", text))
+    found = re.findall(r"(?<![\w.])v?(\d{3}(?:\.\d+){1,2}|\d{3})\b(?!\.)", DRIVER_CUDA_NUMBER.sub(" ", text))
+    m = re.search(r"(?<![\w.])v?(\d{3}(?:\.\d+){0,2})\b", DRIVER_CUDA_NUMBER.sub(" ", text))
     facts = []
     if m:
         facts.append(known("driver.version", m.group(1), "stated:driver"))
@@ -237,9 +237,17 @@ NO_GPUS_PASSED = re.compile(
 )
 
 
+# The CUDA a container image needs, as nvidia-container-cli checks it (NVIDIA_REQUIRE_CUDA "cuda>=12.8"),
+# or as the image's tag or Dockerfile names it (nvidia/cuda:12.8.0-..., ARG CUDA_VERSION=12.6.0)
+IMAGE_CUDA = re.compile(r"cuda\s*>=\s*(\d+\.\d+)|nvidia/cuda:(\d+\.\d+)|CUDA_VERSION\s*=\s*(\d+\.\d+)", re.I)
+
+
 def container_facts(text: str, key: str) -> list[Fact]:
     name = next((name for pattern, name in CONTAINERS if pattern.search(text)), None)
     facts = [known("host.container", name, f"stated:{key}")] if name else []
+    image = IMAGE_CUDA.search(text)
+    if image and (name or key == "container"):
+        facts.append(known("container.cuda", next(g for g in image.groups() if g), f"stated:{key}"))
     said = NO_GPUS_PASSED.search(text)
     if said and (name or key == "container"):
         facts.append(known("host.container_gpus", f"not passed ({said.group(0)})", f"stated:{key}"))
