@@ -165,3 +165,13 @@ def fixes(exp: rank.Explanation) -> list[str]:
     steps = first(exp)["fix"]
     assert isinstance(steps, list)
     return steps
+
+
+def load_tool(name: str) -> Any:
+    """A script of tools/ as a module (tools/score_scenarios.py judges the scenario tables the way the
+    blind figures were made)."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "tools", f"{name}.py"))
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

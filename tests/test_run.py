@@ -94,7 +94,9 @@ def test_save_keeps_the_output_and_a_snapshot(tmp_path: Path) -> None:
     code = "import sys; print('RuntimeError: CUDA error: out of memory'); sys.exit(1)"
     out = cudoctor(["run", "--no-live", "--save", "--db", str(db), "--", PY, "-c", code])
     logs = list((tmp_path / "runs").glob("*.log"))
-    assert logs and "out of memory" in logs[0].read_text() and "snapshot" in out.stderr
+    assert (
+        logs and "out of memory" in logs[0].read_text() and f"cudoctor report --log {logs[0]}" in out.stderr
+    )
     listed = cudoctor(["snapshot", "list", "--db", str(db)])
     assert "run " in listed.stdout
 
@@ -112,3 +114,15 @@ def test_the_record_keeps_the_head_and_the_tail_within_bounds() -> None:
     assert text.startswith("line 000\nl") and text.endswith("line 099\n")
     assert record.size == 900 and record.dropped > 0 and f"{record.dropped} bytes" in text
     assert len(record.head) == 10 and record.tail_size < 20 + 9
+
+
+def test_a_saved_run_goes_into_a_report_with_its_explanation(tmp_path: Path) -> None:
+    log = tmp_path / "run.log"
+    log.write_text(
+        "epoch 1\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (/home/bob/train.py)\n"
+    )
+    md = cudoctor(["report", "--log", str(log), "--no-live"])
+    assert "### The log (run.log)" in md.stdout and "[gpu-oom" not in md.stdout and "`gpu-oom`" in md.stdout
+    assert "/home/bob" not in md.stdout  # redacted like the rest of the report
+    doc = json.loads(cudoctor(["report", "--log", str(log), "--no-live", "--format", "json"]).stdout)
+    assert doc["log"]["file"] == "run.log" and doc["log"]["causes"][0]["id"] == "gpu-oom"

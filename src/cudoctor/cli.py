@@ -178,6 +178,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-redact", action="store_true", help="keep home paths, user and host names, GPU UUIDs and secrets"
     )
     rep.add_argument("-o", "--out", metavar="FILE", help="write to FILE instead of standard output")
+    rep.add_argument(
+        "--log",
+        metavar="FILE",
+        help="also explain this log with the report's facts (Markdown and JSON; e.g. what cudoctor run --save kept)",
+    )
 
     flt = sub.add_parser(
         "fleet",

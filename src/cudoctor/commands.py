@@ -188,6 +188,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     snap = snapshot_for(args)
     report = build_report(snap)
+    if getattr(args, "log", None):  # a run's output (cudoctor run --save), explained with these facts
+        from cudoctor.explainer.command import explain_file
+
+        report.extra["log"] = {"file": os.path.basename(args.log), **explain_file(args.log, snap)}
     shared = report if args.no_redact else redacted(report)
     if args.format == "json":
         out = documents.dumps(documents.report_json(shared))
@@ -197,6 +201,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         out = report_html(shared, shared.snapshot.to_json())
     else:
         out = documents.report_markdown(shared)
+        if "log" in shared.extra:
+            from cudoctor.explainer.command import to_markdown
+
+            out += f"\n### The log ({shared.extra['log']['file']})\n\n" + to_markdown(shared.extra["log"])
     if args.out:
         try:
             with open(args.out, "w", encoding="utf-8") as fh:

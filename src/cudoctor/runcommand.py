@@ -92,6 +92,6 @@ def _save(args: argparse.Namespace, argv: list[str], outcome: supervise.Outcome,
         return
     print(
         f"cudoctor: saved the output to {log} and this machine as snapshot {sid} "
-        f"(cudoctor explain {shlex.quote(log)}; cudoctor report)",
+        f"(a report to share: cudoctor report --log {shlex.quote(log)})",
         file=sys.stderr,
     )

@@ -3,16 +3,14 @@ threads -> the findings `cudoctor check --facts F --no-live` must and must not r
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT, cudoctor
+from tests.conftest import ROOT, cudoctor, load_tool
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -23,17 +21,7 @@ with open(os.path.join(ROOT, "tests", "fixtures", "check_scenarios.toml"), "rb")
     SCENARIOS = {row["id"]: row for row in tomllib.load(fh)["scenario"]}
 
 
-def _score() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "score_scenarios", os.path.join(ROOT, "tools", "score_scenarios.py")
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-SCORE = _score()
+SCORE = load_tool("score_scenarios")
 
 
 def test_every_scenario_names_its_source_and_what_it_checks() -> None:

@@ -3,7 +3,6 @@ facts call for, and no step of any cause contradicts a fact."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
@@ -12,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT, cudoctor
+from tests.conftest import ROOT, cudoctor, load_tool
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -37,18 +36,7 @@ def test_every_scenario_names_its_source_and_what_it_wants() -> None:
         assert row["source"] and row["want_first"] and row["cause"], row["id"]
 
 
-def _score() -> Any:
-    """tools/score_scenarios.py: the same judgement the blind figures were made with."""
-    spec = importlib.util.spec_from_file_location(
-        "score_scenarios", os.path.join(ROOT, "tools", "score_scenarios.py")
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-SCORE = _score()
+SCORE = load_tool("score_scenarios")
 
 
 @pytest.mark.parametrize("sid", sorted(SCENARIOS))

@@ -383,3 +383,10 @@ def to_brief(doc: dict[str, Any], causes: int = 3, steps: int = 2) -> str:
         s = doc["similar"][0]
         lines.append(f"cudoctor: most similar solved report ({s['score']:.2f}): {s['source']}")
     return "\n".join(lines) + "\n"
+
+
+def explain_file(path: str, snap: Snapshot) -> dict[str, Any]:
+    """A log file explained with the facts of `snap` (cudoctor report --log: the report's own facts)."""
+    result = run_scan(path)
+    hint = guess_framework(result)
+    return to_json(_explained(result, snap, {}, hint), hint)
