@@ -323,6 +323,8 @@ def to_markdown(doc: dict[str, Any]) -> str:
         lines += [f"- line {h['line']}: {h['title']}. {h['why']}" for h in doc["benign"]] + [""]
     if not shows_error(root) and (doc["benign"] or root):
         lines += [RERUN_HINT, ""]
+    if doc.get("facts_used"):
+        lines += [f"_{facts_line(doc['facts_used'])}_", ""]
     return "\n".join(lines)
 
 
@@ -349,15 +351,68 @@ def run_explain(args: argparse.Namespace) -> int:
     result = run_scan(args.log)
     stated = _stated(args.facts)
     hint = guess_framework(result, stated)
-    snap: Snapshot = build_snapshot(args.facts, args.snapshot, live=not args.no_live, framework_hint=hint)
+    snap, used = _facts_for(result, args, hint)
     doc = to_json(_explained(result, snap, stated, hint), hint)
+    doc["facts_used"] = used
     if args.format == "json":
         sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
     elif args.format == "markdown":
         sys.stdout.write(to_markdown(doc))
     else:
         sys.stdout.write(to_text(doc, args.verbose))
+        line = facts_line(doc["facts_used"])
+        if line:
+            sys.stdout.write("\n" + line + "\n")
     return 1 if shows_error(doc["root"]) else 0  # an unknown error line is still an error
+
+
+def _facts_for(
+    result: scan.ScanResult, args: argparse.Namespace, hint: str | None
+) -> tuple[Snapshot, dict[str, Any]]:
+    """Stated facts, a saved snapshot, the log's own, and this machine's only when the log comes from it."""
+    snap: Snapshot = build_snapshot(args.facts, args.snapshot, live=False, framework_hint=hint)
+    used: dict[str, Any] = {
+        "stated": bool(args.facts),
+        "snapshot": bool(args.snapshot),
+        "log": sorted(result.facts),
+        "this_machine": False,
+        "left_out_because": [],
+    }
+    if args.no_live:
+        used["left_out_because"] = ["--no-live"]
+        return snap, used
+    from cudoctor.explainer import whose
+    from cudoctor.facts import collect_live
+
+    live = collect_live()
+    differ = whose.differences({k: v for k, (_, v) in result.facts.items()}, evidence.excerpt(result), live)
+    if differ:
+        used["left_out_because"] = differ
+        return snap, used
+    used["this_machine"] = True
+    return (snap.merged_with(live) if args.facts or args.snapshot else live), used
+
+
+def facts_line(used: dict[str, Any] | None) -> str:
+    """One line saying whose facts ranked the causes."""
+    if not used:
+        return ""
+    whose = [
+        name
+        for name, on in (
+            ("this machine's", used["this_machine"]),
+            ("stated", used["stated"]),
+            ("the saved snapshot's", used["snapshot"]),
+            ("the log's own", bool(used["log"])),
+        )
+        if on
+    ]
+    line = "Facts used: " + (", ".join(whose) if whose else "none")
+    if used["left_out_because"] and used["left_out_because"] != ["--no-live"]:
+        line += "; this machine's left out, the log comes from another: " + "; ".join(
+            used["left_out_because"]
+        )
+    return line
 
 
 def explain_output(text: str, live: bool = True) -> tuple[dict[str, Any], Snapshot]:
