@@ -106,3 +106,29 @@ def test_hanging_ptxas_on_path_does_not_hang_check(tmp_path: Path) -> None:
     doc = json.loads(out.stdout)
     hung = [f for f in doc["findings"] if f["id"] == "ptxas-broken"]
     assert hung and "timed out" in hung[0]["title"] and str(root / "bin" / "ptxas") in hung[0]["title"]
+
+
+def test_every_command_says_its_exit_statuses_in_its_help() -> None:
+    """Issue 40, point 6: report exits 1 with findings and diff with a new error; each help says so."""
+    for command in ("check", "explain", "probe", "run", "snapshot", "diff", "report", "fleet"):
+        out = cudoctor([command, "--help"])
+        assert out.returncode == 0 and "exit status:" in out.stdout, command
+
+
+def test_verbose_check_shows_each_fact_whole_one_field_a_line() -> None:
+    """Issue 40, point 5: -v was a JSON dump cut at 400 characters, with the -v hint above it."""
+    import torch
+
+    out = cudoctor(["check", "-v", "--no-record"]).stdout
+    lines = out.splitlines()
+    assert lines[0] == "cudoctor summary:"
+    location = os.path.dirname(torch.__file__)
+    assert f"        location: {location}" in lines
+    from cudoctor.render.text import fact_lines
+
+    long = {"libdevice": "/usr/local/cuda-13.0/nvvm/libdevice/" + "x" * 500 + ".bc"}
+    assert fact_lines("cuda.toolkits", [long], "dirs") == [
+        "    • cuda.toolkits  <- dirs",
+        f"        - libdevice={long['libdevice']}",
+    ]
+    assert fact_lines("driver.version", "550.120", "nvml") == ["    • driver.version = 550.120  <- nvml"]

@@ -143,7 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     snp = sub.add_parser(
-        "snapshot", help="save, list and show snapshots of this machine (SQLite, user data dir)"
+        "snapshot",
+        help="save, list and show snapshots of this machine (SQLite, user data dir)",
+        epilog="exit status: 0 done, 2 an unknown snapshot or an unreadable database.",
     )
     snp_sub = snp.add_subparsers(dest="action", metavar="ACTION", required=True)
     s_save = snp_sub.add_parser("save", help="save a snapshot of this machine")
@@ -159,7 +161,12 @@ def build_parser() -> argparse.ArgumentParser:
             "--db", metavar="PATH", help="snapshot database (default: $CUDOCTOR_DB or the user data dir)"
         )
 
-    dif = sub.add_parser("diff", help="what changed between two snapshots (ids, labels, files, good, now)")
+    dif = sub.add_parser(
+        "diff",
+        help="what changed between two snapshots (ids, labels, files, good, now)",
+        epilog="exit status: 0 nothing new that is an error (changes alone do not fail), 1 a new error-level "
+        "finding appeared, 2 bad input.",
+    )
     dif.add_argument("a", help="before: an id, a label, good, latest, now, or a report file")
     dif.add_argument("b", help="after (same choices)")
     dif.add_argument("--db", metavar="PATH", help="snapshot database")
@@ -167,6 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     rep = sub.add_parser(
         "report",
+        epilog="exit status: 0 no errors found, 1 the report holds error-level findings (as check), 2 bad input.",
         help="a report to share: Markdown for an issue, JSON, or a self-contained HTML page (redacted)",
     )
     _source_args(rep, formats=("markdown", "json", "html"), default="markdown")

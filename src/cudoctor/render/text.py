@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from typing import TextIO
@@ -48,7 +47,9 @@ def render(
     report: Report, verbose: bool = False, stream: TextIO | None = None, only_areas: tuple[str, ...] = ()
 ) -> str:
     style = Style(stream or sys.stdout)
-    out = ["cudoctor summary (to see all details, run cudoctor check -v):"]
+    out = [
+        "cudoctor summary:" if verbose else "cudoctor summary (to see all details, run cudoctor check -v):"
+    ]
     for area in areas(report):
         if only_areas and area.title not in only_areas:
             continue
@@ -64,15 +65,34 @@ def render(
             for key in area.fact_keys:
                 fact = report.snapshot.get(key)
                 if fact is not None:
-                    value = (
-                        json.dumps(fact.value, default=str)
-                        if fact.known
-                        else f"({fact.status.value}) {fact.detail}"
-                    )
-                    out.append(f"    • {key} = {value[:400]}  <- {fact.source}")
+                    out += fact_lines(key, fact.value if fact.known else None, fact.source, fact)
     out.append("")
     out += _footer(report, verbose)
     return "\n".join(out) + "\n"
+
+
+def _scalar(value: object) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_scalar(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_scalar(v) for v in value)
+    return str(value)
+
+
+def fact_lines(key: str, value: object, source: str, fact: object = None) -> list[str]:
+    """One fact under -v, whole and readable: a value on its line, a mapping one field a line, a list one
+    item a line (issue 40, point 5: no JSON cut at 400 characters)."""
+    if fact is not None and not getattr(fact, "known", True):
+        return [f"    • {key}: ({fact.status.value}) {fact.detail}  <- {source}"]  # type: ignore[attr-defined]
+    if isinstance(value, dict) and value:
+        return [f"    • {key}  <- {source}"] + [f"        {k}: {_scalar(v)}" for k, v in value.items()]
+    if (
+        isinstance(value, (list, tuple))
+        and value
+        and not all(isinstance(v, (str, int, float)) for v in value)
+    ):
+        return [f"    • {key}  <- {source}"] + [f"        - {_scalar(v)}" for v in value]
+    return [f"    • {key} = {_scalar(value)}  <- {source}"]
 
 
 def _footer(report: Report, verbose: bool) -> list[str]:
