@@ -72,3 +72,24 @@ def test_a_container_image_needing_a_newer_cuda_than_the_driver_fires_without_mi
     )
     assert "driver-too-old" not in _fired({"driver": "575.51.03", "container": "requirement cuda>=12.9"})
     assert "driver-too-old" not in _fired({"driver": "550.54.14", "container": "ARG CUDA_VERSION=12.4.1"})
+
+
+def test_a_cpu_without_avx_named_in_the_facts_fires_and_a_newer_one_stays_silent() -> None:
+    """knowledge/cpus.toml: families without AVX, as people write their CPU (set 5's TF 2.12 on a Celeron)."""
+    for cpu in (
+        "CPU: Intel(R) Celeron(R) N4505 @ 2.00GHz",
+        "Intel(R) Xeon(R) CPU W3520 @ 2.67GHz",
+        "Core2 Duo E8400",
+        "Intel Core i5-650",
+        "AMD Phenom II X4 965",
+    ):
+        assert "cpu-blas-runtime" in _fired({"framework_version": "tensorflow 2.12", "other": cpu}), cpu
+    for cpu in (
+        "Intel Core i7-9700K",
+        "Intel Core i5-6500",
+        "AMD Ryzen 9 5950X",
+        "Intel Xeon Gold 6248",
+        "Pentium Gold G7400",
+    ):
+        assert "cpu-blas-runtime" not in _fired({"framework_version": "tensorflow 2.12", "other": cpu}), cpu
+    assert "cpu-blas-runtime" not in _fired({"other": "Intel Celeron N4505"})  # no framework that needs AVX

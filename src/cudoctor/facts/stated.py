@@ -308,6 +308,22 @@ NAMED_PACKAGES = re.compile(
 )
 
 
+def _cpu_without_avx(snap: Snapshot, text: str) -> None:
+    """A CPU named in the stated text whose family has no AVX (knowledge/cpus.toml): the live fact's shape,
+    with no AVX among its flags."""
+    for row in knowledge.table("cpus")["no_avx"]:
+        m = re.search(row["match"], text, re.I)
+        if m:
+            info = {
+                "model": m.group(0),
+                "flags": [],
+                "all_flags_known": True,
+                "flags_inferred": row["family"],
+            }
+            snap.add(known("host.cpu", info, "stated:other"))
+            return
+
+
 def _stated_packages(snap: Snapshot, text: str) -> None:
     """Packages written with their pins ('onnxruntime-gpu==1.20.1 + onnxruntime==1.20.1'), as pip list has
     them, and the few a check reads by name written with a version or none ('?')."""
@@ -342,6 +358,7 @@ def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) ->
             snap.add(fact)
     _stated_archs(snap, get("framework_version") + "\n" + get("other"))
     _jax_on_cpu(snap, get("other"))
+    _cpu_without_avx(snap, " ".join([get("other"), get("os"), get("container")]))
     _stated_packages(snap, get("framework_version") + "\n" + get("other"))
     for fact in python_facts(get("python")) + container_facts(
         get("container") + " " + get("other"), "container"

@@ -342,6 +342,7 @@ def validate() -> list[str]:
         ("cuda_wheels", "framework_libs"),
         ("cuda_wheels", "cudnn_wheel"),
         ("cuda_wheels", "release_line"),
+        ("cpus", "no_avx"),
         ("env_settings", "setting"),
         ("env_settings", "left_on"),
         ("env_settings", "interface"),
