@@ -132,3 +132,18 @@ def test_verbose_check_shows_each_fact_whole_one_field_a_line() -> None:
         f"        - libdevice={long['libdevice']}",
     ]
     assert fact_lines("driver.version", "550.120", "nvml") == ["    • driver.version = 550.120  <- nvml"]
+
+
+def test_silent_checks_say_why_under_verbose_and_causes_show_their_references(tmp_path: Path) -> None:
+    """Issue 40, point 5: the references were in JSON only; a check that did not apply said nothing."""
+    facts = tmp_path / "f.json"
+    facts.write_text(json.dumps({"framework_version": "torch 2.1.0+cu121"}))
+    out = cudoctor(["check", "-v", "--facts", str(facts), "--no-live"]).stdout
+    assert "  - probe-slow: not applicable: probe.results" in out
+    assert "  - probe-slow" not in cudoctor(["check", "--facts", str(facts), "--no-live"]).stdout
+    log = tmp_path / "run.log"
+    log.write_text("RuntimeError: CUDA error: an illegal memory access was encountered\n")
+    doc = json.loads(cudoctor(["explain", str(log), "--no-live", "--format", "json"]).stdout)
+    refs = doc["causes"][0]["references"]
+    assert refs and f"   see: {refs[0]}" in cudoctor(["explain", str(log), "--no-live"]).stdout
+    assert f"<{refs[0]}>" in cudoctor(["explain", str(log), "--no-live", "--format", "markdown"]).stdout

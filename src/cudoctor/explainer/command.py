@@ -230,6 +230,9 @@ def to_text(doc: dict[str, Any], verbose: bool) -> str:
             out.append(f"   fix {j}: {step}")
         if c["fix"] and not steps:
             out.append(f"   fix: the steps under {_first_listing(doc['causes'], c['fix'][0])} above")
+        refs = c.get("references") or []
+        if refs and (verbose or i == 1):
+            out.append(f"   see: {' '.join(refs[: None if verbose else 2])}")
     out += _similar_text(doc["similar"])
     out += [f"note: {n}" for n in doc["notes"]]
     out += _benign_text(doc["benign"], full=verbose or not root)
@@ -312,6 +315,8 @@ def to_markdown(doc: dict[str, Any]) -> str:
             lines += ["Fix:", ""] + [f"{j}. {s}" for j, s in enumerate(steps, 1)] + [""]
         elif c["fix"]:
             lines += [f"Fix: the steps under {_first_listing(doc['causes'], c['fix'][0])} above.", ""]
+        if c.get("references"):
+            lines += ["See: " + ", ".join(f"<{r}>" for r in c["references"]), ""]
     if doc["similar"]:
         lines += ["### Similar solved reports", ""]
         lines += [

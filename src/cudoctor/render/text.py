@@ -108,6 +108,11 @@ def _footer(report: Report, verbose: bool) -> list[str]:
         lines += [
             f"  ? {r.check_id}: {r.outcome}: {r.detail.splitlines()[0] if r.detail else ''}" for r in unknown
         ]
+    skipped = [r for r in report.results if r.outcome == "skipped"]
+    if verbose and skipped:  # a check that stays silent because it does not apply says why
+        lines += [
+            f"  - {r.check_id}: {r.detail.splitlines()[0] if r.detail else 'not applicable'}" for r in skipped
+        ]
     crashed = [r for r in report.results if r.outcome == "crashed"]
     if crashed:
         lines.append(
