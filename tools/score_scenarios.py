@@ -67,14 +67,19 @@ def check_problems(row: dict[str, Any]) -> list[str]:
     return out
 
 
+def read_table(path: str) -> list[dict[str, Any]]:
+    """The [[scenario]] rows of a table."""
+    with open(path, "rb") as fh:
+        return list(tomllib.load(fh)["scenario"])
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("table", help="a TOML file of [[scenario]] rows")
     ap.add_argument("--show", action="store_true", help="print every failing scenario and why")
     args = ap.parse_args()
     try:
-        with open(args.table, "rb") as fh:
-            rows = tomllib.load(fh)["scenario"]
+        rows = read_table(args.table)
     except (OSError, tomllib.TOMLDecodeError, KeyError) as exc:
         print(f"cannot read {args.table}: {exc}", file=sys.stderr)
         return 2

@@ -5,21 +5,17 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT, cudoctor, load_tool
+from tests.conftest import ROOT, assert_as_marked, cudoctor, load_tool
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
-with open(os.path.join(ROOT, "tests", "fixtures", "fix_scenarios.toml"), "rb") as fh:
-    SCENARIOS = {row["id"]: row for row in tomllib.load(fh)["scenario"]}
+SCORE = load_tool("score_scenarios")
+SCENARIOS = {
+    row["id"]: row for row in SCORE.read_table(os.path.join(ROOT, "tests", "fixtures", "fix_scenarios.toml"))
+}
 
 
 def explain(row: dict[str, Any], tmp: Path) -> dict[str, Any]:
@@ -36,19 +32,12 @@ def test_every_scenario_names_its_source_and_what_it_wants() -> None:
         assert row["source"] and row["want_first"] and row["cause"], row["id"]
 
 
-SCORE = load_tool("score_scenarios")
-
-
 @pytest.mark.parametrize("sid", sorted(SCENARIOS))
 def test_scenario_in_process(sid: str) -> None:
     """Every row through explain_stated (what explain --facts --no-live prints); a known miss must still
     fail, so that its marker goes once it is fixed."""
     row = SCENARIOS[sid]
-    problems = SCORE.fix_problems(row)
-    if "known_miss" in row:
-        assert problems, f"{sid} passes now: remove its known_miss ({row['known_miss']})"
-    else:
-        assert not problems, problems
+    assert_as_marked(row, SCORE.fix_problems(row))
 
 
 @pytest.mark.parametrize("sid", sorted(s for s, row in SCENARIOS.items() if "known_miss" not in row)[:7])

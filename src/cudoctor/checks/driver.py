@@ -28,7 +28,7 @@ def driver_too_old(snap: Snapshot) -> list[Finding]:
             continue
         need, rule = floor
         if dv is None:  # only the driver's CUDA is known ('CUDA Version: 12.2', 'found version 11040')
-            if not driver_cuda or _cuda_runs(str(driver_cuda), str(info["cuda"])):
+            if not driver_cuda or knowledge.driver_runs(str(driver_cuda), str(info["cuda"])):
                 continue
         elif not _driver_below(dv, versions.parse(need)):
             continue
@@ -61,9 +61,9 @@ def _image_needs_newer_driver(
     snap: Snapshot, dv: versions.Version | None, driver: str, driver_cuda: str | None
 ) -> list[Finding]:
     image = snap.value("container.cuda")
-    row = knowledge.driver_row(str(image)) if image else None
     if not image:
         return []
+    row = knowledge.driver_row(str(image))
     need = str(row["linux_min"]) if row else None
     if dv is not None and need:
         below = _driver_below(dv, versions.parse(need))
@@ -92,15 +92,6 @@ def _image_needs_newer_driver(
             ],
         )
     ]
-
-
-def _cuda_runs(driver_cuda: str, cuda: str) -> bool:
-    """Whether a driver for `driver_cuda` runs a build of `cuda`: an older or equal CUDA, or any minor of
-    the driver's own major from CUDA 11 on (minor-version compatibility)."""
-    have, want = versions.major_minor(driver_cuda), versions.major_minor(cuda)
-    if have is None or want is None:
-        return True
-    return want <= have or (want[0] == have[0] and have[0] >= 11)
 
 
 def _driver_below(driver: versions.Version | None, need: versions.Version | None) -> bool:

@@ -29,6 +29,10 @@ class Evidence:
     hits: list[similar.Hit] = dataclasses.field(default_factory=list)  # best first, all of them
     note: str | None = None  # why a stage is unavailable
 
+    def votes(self) -> dict[str, float]:
+        """The causes the close enough of the nearest reports confirm (similar.votes)."""
+        return similar.votes([h for h in self.hits if h.score >= similar.SHOW_AT])
+
     def shown(self, cause: str | None = None) -> list[similar.Hit]:
         """The similar reports worth showing: up to three that are close enough; those that confirm
         `cause` (the cause ranked first) before the others, each group by similarity."""
@@ -77,7 +81,7 @@ def weight_for(specificity: int | None) -> float:
 
 def apply(ranked: dict[str, RankedCause], ev: Evidence, weight: float = 1.0) -> None:
     """Add the model's probabilities and the nearest reports' votes to the causes being ranked."""
-    votes = similar.votes([h for h in ev.hits if h.score >= similar.SHOW_AT])
+    votes = ev.votes()
     for cause in set(ev.distribution) | set(votes):
         p, v = ev.distribution.get(cause, 0.0), votes.get(cause, 0.0)
         if cause not in ranked and max(p, v) < NEW_CAUSE_AT:
@@ -100,7 +104,7 @@ def candidates(ev: Evidence, have: Collection[str], room: int, known: Collection
     cause, the second and third guesses of what was learned are worth showing."""
     if room <= 0:
         return []
-    votes = similar.votes([h for h in ev.hits if h.score >= similar.SHOW_AT])
+    votes = ev.votes()
     combined = {
         c: LEARNED_WEIGHT * ev.distribution.get(c, 0.0) + SIMILAR_WEIGHT * votes.get(c, 0.0)
         for c in set(ev.distribution) | set(votes)

@@ -76,7 +76,7 @@ ERROR_LOOKING = re.compile(
 # a GPU count of zero, a warning that something will hang.
 SYMPTOM = re.compile(
     r"\b(?:cannot|can't|could not|couldn't|unable to|failed|failure|not found|not implemented|not supported"
-    r"|not available|unsupported|insufficient|mismatch|incompatible|killed|out of memory|will hang|may hang"
+    r"|not available|unsupported|insufficient|incompatible|killed|out of memory|will hang|may hang"
     r"|warning|illegal (?:hardware )?instruction|illegal value|invalid|fatal|fault|terminated"
     r"|mismatch(?:es|ed)?|only supported|requires? (?:a |an )?(?:gpu|cuda|compute capability|\d)"
     r"|without (?:gpu|cuda) support|not enough|too (?:old|new|many|large|small)|beyond the limit"
@@ -551,13 +551,14 @@ def explain(
     located = summaries.locate(scan.plain_tail()) if root is None else None
     fallback = None if root is not None or located is not None else fallback_root(scan)
     read = reader_scores(ranked, root, fallback)
-    _wsl_libcuda_rule(ranked, matches, root.text if root else (fallback[1] if fallback else ""), snap)
+    root_text = root.text if root is not None else (fallback[1] if fallback else "")
+    _wsl_libcuda_rule(ranked, matches, root_text, snap)
     text = evidence.excerpt(scan)
     plan = planner.context(
         snap,
         framework or scope.framework_from_log(text + "\n" + other),
         read,
-        root=root.text if root is not None else (fallback[1] if fallback else ""),
+        root=root_text,
         log_platform=scope.platform_from_log(text),
     )
     erring = root is not None or (fallback is not None and looks_like_error(fallback[1]))

@@ -106,8 +106,9 @@ DRIVER_CUDA_NUMBER = re.compile(
 
 
 def driver_facts(text: str) -> list[Fact]:
-    found = re.findall(r"(?<![\w.])v?(\d{3}(?:\.\d+){1,2}|\d{3})\b(?!\.)", DRIVER_CUDA_NUMBER.sub(" ", text))
-    m = re.search(r"(?<![\w.])v?(\d{3}(?:\.\d+){0,2})\b", DRIVER_CUDA_NUMBER.sub(" ", text))
+    versions_only = DRIVER_CUDA_NUMBER.sub(" ", text)  # the driver's CUDA integer is not its version
+    found = re.findall(r"(?<![\w.])v?(\d{3}(?:\.\d+){1,2}|\d{3})\b(?!\.)", versions_only)
+    m = re.search(r"(?<![\w.])v?(\d{3}(?:\.\d+){0,2})\b", versions_only)
     facts = []
     if m:
         facts.append(known("driver.version", m.group(1), "stated:driver"))
@@ -118,8 +119,9 @@ def driver_facts(text: str) -> list[Fact]:
     if cuda:
         facts.append(known("driver.cuda_version", cuda.group(1), "stated:driver"))
     elif number:
-        n = int(number.group(1))
-        facts.append(known("driver.cuda_version", f"{n // 1000}.{n % 1000 // 10}", "stated:driver"))
+        facts.append(
+            known("driver.cuda_version", versions.cuda_from_int(int(number.group(1))), "stated:driver")
+        )
     elif m:
         best = knowledge.max_cuda_for_driver(m.group(1) if "." in m.group(1) else m.group(1) + ".999")
         if best:

@@ -202,7 +202,7 @@ def _torch_index_too_new(step: str, ctx: Context) -> bool:
         return False
     variant = m.group(1)
     cuda = versions.cuda_from_variant(variant)
-    if ctx.driver_cuda and not compute.driver_runs(ctx.driver_cuda, cuda):
+    if ctx.driver_cuda and not knowledge.driver_runs(ctx.driver_cuda, cuda):
         return True
     if ctx.cc is not None:
         pin = TORCH_PIN.search(step)
@@ -233,7 +233,7 @@ def _jax_extra_unrunnable(step: str, ctx: Context) -> bool:
     """jax[cuda12] on a driver too old for CUDA 12 (and no driver upgrade in the same step)."""
     if not ctx.driver_cuda or UPGRADES_DRIVER.search(step):
         return False
-    return any(not compute.driver_runs(ctx.driver_cuda, f"{a or b}.0") for a, b in JAX_EXTRA.findall(step))
+    return any(not knowledge.driver_runs(ctx.driver_cuda, f"{a or b}.0") for a, b in JAX_EXTRA.findall(step))
 
 
 def _tf_gpu_on_native_windows(step: str, ctx: Context) -> bool:

@@ -22,17 +22,15 @@ SHOW_GPU = "nvidia-smi --query-gpu=name,compute_cap --format=csv"
 FIND_OUT = "To find out: "  # a step that names the command showing a fact the plan lacks: it goes last
 
 
-def driver_runs(driver_cuda: str, cuda: str | None) -> bool:
-    """Whether a driver that supports `driver_cuda` runs code built with `cuda`: an older or equal
-    CUDA, or, from CUDA 11 on, any minor of the driver's own major (minor-version compatibility)."""
-    have, want = versions.major_minor(driver_cuda), versions.major_minor(cuda or "")
-    if have is None or want is None:
-        return True
-    return want <= have or (want[0] == have[0] and have[0] >= 11)
-
-
-def _releases() -> list[dict[str, object]]:
-    return list(knowledge.table("torch")["release"])
+def _releases() -> list[tuple[str, list[str]]]:
+    """(release, its CUDA variants) for every official torch release, oldest first ('2.2.x' as 2.2.0)."""
+    return [
+        (
+            str(row["version"]).replace(".x", ".0"),
+            [str(v) for v in row.get("variants") or [] if str(v).startswith("cu")],
+        )
+        for row in knowledge.table("torch")["release"]
+    ]
 
 
 def _pin(version: str) -> str:
@@ -42,42 +40,29 @@ def _pin(version: str) -> str:
 
 def newest_torch_with(variant: str) -> str | None:
     """The newest torch release with wheels for this variant ('2.7.0' for cu118)."""
-    for row in reversed(_releases()):
-        if variant in (row.get("variants") or []):  # type: ignore[operator]
-            return str(row["version"]).replace(".x", ".0")
-    return None
+    return next((version for version, variants in reversed(_releases()) if variant in variants), None)
+
+
+def _fits(version: str, variant: str, driver_cuda: str | None, cc: versions.Version | None) -> bool:
+    """Whether this wheel runs here: the driver (where known) runs its CUDA, its arch list (where the
+    GPU is known) holds the GPU."""
+    if driver_cuda and not knowledge.driver_runs(driver_cuda, versions.cuda_from_variant(variant)):
+        return False
+    if cc is not None:
+        hit = knowledge.torch_archs(version, variant)
+        return hit is not None and knowledge.arch_support(cc, hit[0]) != "none"
+    return True
 
 
 def newest_torch_for(driver_cuda: str | None, cc: versions.Version | None) -> tuple[str, str] | None:
     """(release, variant) of the newest PyTorch whose wheels this driver runs and whose architecture
     list holds this GPU: the newest CUDA variant of that release the driver runs, or, with the driver
     unknown, the oldest variant that holds the GPU (it asks least of the driver)."""
-    for row in reversed(_releases()):
-        version = str(row["version"]).replace(".x", ".0")
-        variants = [str(v) for v in row.get("variants") or [] if str(v).startswith("cu")]  # type: ignore[attr-defined]
-        variants.sort(
-            key=lambda v: versions.parse(versions.cuda_from_variant(v) or "") or (), reverse=bool(driver_cuda)
-        )
-        for variant in variants:
-            if driver_cuda and not driver_runs(driver_cuda, versions.cuda_from_variant(variant)):
-                continue
-            if cc is not None:
-                hit = knowledge.torch_archs(version, variant)
-                if hit is None or knowledge.arch_support(cc, hit[0]) == "none":
-                    continue
-            return version, variant
+    for version, variants in reversed(_releases()):
+        for variant in sorted(variants, key=_cuda_key, reverse=bool(driver_cuda)):
+            if _fits(version, variant, driver_cuda, cc):
+                return version, variant
     return None
-
-
-def _fits(version: str, variant: str, ctx: Context) -> bool:
-    """Whether this wheel runs here: the driver (where known) runs its CUDA, its arch list (where the
-    GPU is known) holds the GPU."""
-    if ctx.driver_cuda and not driver_runs(ctx.driver_cuda, versions.cuda_from_variant(variant)):
-        return False
-    if ctx.cc is not None:
-        hit = knowledge.torch_archs(version, variant)
-        return hit is not None and knowledge.arch_support(ctx.cc, hit[0]) != "none"
-    return True
 
 
 def _cuda_key(variant: str) -> versions.Version:
@@ -92,13 +77,11 @@ def same_release_variant(ctx: Context) -> tuple[str, str] | None:
         return None
     own = re.search(r"\+(cu\d+)", ctx.version or "")
     version = versions.fmt(installed[:3])
-    for row in _releases():  # one row per minor release ('2.2.x', '1.10.0')
-        if versions.major_minor(str(row["version"])) != installed[:2]:
+    for release, variants in _releases():  # one row per minor release ('2.2.x', '1.10.0')
+        if versions.major_minor(release) != installed[:2]:
             continue
-        variants = [str(v) for v in row.get("variants") or [] if str(v).startswith("cu")]  # type: ignore[attr-defined]
-        variants.sort(key=_cuda_key, reverse=bool(ctx.driver_cuda))
-        for variant in variants:
-            if (own is None or variant != own.group(1)) and _fits(version, variant, ctx):
+        for variant in sorted(variants, key=_cuda_key, reverse=bool(ctx.driver_cuda)):
+            if (own is None or variant != own.group(1)) and _fits(version, variant, ctx.driver_cuda, ctx.cc):
                 return version, variant
     return None
 
@@ -119,11 +102,9 @@ def older_driver_alternative(chosen: tuple[str, str], ctx: Context) -> tuple[str
     """With the driver unknown: the newest wheel of an older CUDA major than the chosen one that holds
     the GPU (it asks less of the driver)."""
     major = (_cuda_key(chosen[1]) or (0,))[0]
-    for row in reversed(_releases()):
-        version = str(row["version"]).replace(".x", ".0")
-        variants = [str(v) for v in row.get("variants") or [] if str(v).startswith("cu")]  # type: ignore[attr-defined]
+    for version, variants in reversed(_releases()):
         for variant in sorted(variants, key=_cuda_key, reverse=True):
-            if (_cuda_key(variant) or (0,))[0] < major and _fits(version, variant, ctx):
+            if (_cuda_key(variant) or (0,))[0] < major and _fits(version, variant, ctx.driver_cuda, ctx.cc):
                 return version, variant
     return None
 
@@ -220,7 +201,7 @@ def _tf_for_driver(ctx: Context) -> list[str]:
     if not ctx.driver_cuda:
         return []
     for row in knowledge.table("tensorflow")["build"]:  # newest first
-        if row["platform"] == "linux" and driver_runs(ctx.driver_cuda, str(row["cuda"])):
+        if row["platform"] == "linux" and knowledge.driver_runs(ctx.driver_cuda, str(row["cuda"])):
             mm = versions.major_minor(str(row["version"]))
             if mm is None:
                 continue
@@ -259,12 +240,8 @@ def cudnn_mismatch(ctx: Context) -> list[str]:
         ]
     tf = knowledge.tf_build(ctx.version or "") if ctx.framework == "tensorflow" and ctx.version else None
     steps = []
-    if tf is not None and (versions.parse(str(tf["cuda"])) or (0,))[0] < 12:
-        steps.append(
-            f"conda install -c conda-forge cudatoolkit={tf['cuda']} cudnn={tf['cudnn']}  (TensorFlow "
-            f"{ctx.version} was built and tested with CUDA {tf['cuda']} and cuDNN {tf['cudnn']}; then put "
-            "$CONDA_PREFIX/lib on LD_LIBRARY_PATH)"
-        )
+    if tf is not None:
+        steps += _tf_conda_pair(str(ctx.version), tf, "was built and tested with")
     wheel = knowledge.cudnn_wheel(cuda, major) if cuda else None
     cuda_major = (versions.parse(cuda or "") or ("?",))[0]
     if wheel:
@@ -276,6 +253,16 @@ def cudnn_mismatch(ctx: Context) -> list[str]:
             f'Install cuDNN {major} for the CUDA major your framework was built with (python -c "import torch; print(torch.version.cuda)" or tf.sysconfig.get_build_info() shows it)'
         )
     return steps
+
+
+def _tf_conda_pair(version: str, tf: dict[str, object], what: str) -> list[str]:
+    """TensorFlow's tested CUDA and cuDNN as conda packages (conda-forge's cudatoolkit stops at CUDA 11)."""
+    if (versions.parse(str(tf["cuda"])) or (0,))[0] >= 12:
+        return []
+    return [
+        f"conda install -c conda-forge cudatoolkit={tf['cuda']} cudnn={tf['cudnn']}  (TensorFlow {version} {what} "
+        f"CUDA {tf['cuda']} and cuDNN {tf['cudnn']}; then put $CONDA_PREFIX/lib on LD_LIBRARY_PATH)"
+    ]
 
 
 def _build_cudnn_major(ctx: Context) -> int | None:
@@ -348,7 +335,7 @@ def _tf_for_gpu(ctx: Context) -> list[str]:
         mm = versions.major_minor(str(row["version"]))
         if row["platform"] != "linux" or not covers or mm is None or (have and mm <= have):
             continue
-        if ctx.driver_cuda and not driver_runs(ctx.driver_cuda, str(row["cuda"])):
+        if ctx.driver_cuda and not knowledge.driver_runs(ctx.driver_cuda, str(row["cuda"])):
             continue
         fits.append((mm, row))
     # the least change first (the oldest release after yours that builds for this GPU), then the newest
@@ -384,7 +371,7 @@ def _jax_for(cuda_min: str, ctx: Context) -> list[str]:
         r
         for r in knowledge.table("jax")["install"]
         if r["cuda_major"] >= low[0]
-        and (not ctx.driver_cuda or driver_runs(ctx.driver_cuda, f"{r['cuda_major']}.0"))
+        and (not ctx.driver_cuda or knowledge.driver_runs(ctx.driver_cuda, f"{r['cuda_major']}.0"))
     ]
     if not rows:
         return []
@@ -396,21 +383,28 @@ def _jax_for(cuda_min: str, ctx: Context) -> list[str]:
     ]
 
 
+def _cupy_steps() -> dict[int, str]:
+    """CUDA major -> the unpinned install of the CuPy package that brings that CUDA's libraries as wheels
+    (cuda_wheels.toml [[framework_libs]])."""
+    return {
+        int(r["cuda_major"]): str(r["step"]).replace("=={version}", "")
+        for r in knowledge.table("cuda_wheels")["framework_libs"]
+        if r["framework"] == "cupy"
+    }
+
+
 def _cupy_for(cuda_min: str, ctx: Context) -> list[str]:
     """The CuPy package of the oldest CUDA major that can build for this GPU (and that the driver runs),
     with the CUDA libraries as wheels (cuda_wheels.toml [[framework_libs]])."""
     low = versions.parse(cuda_min) or (0,)
-    rows = [
-        r
-        for r in knowledge.table("cuda_wheels")["framework_libs"]
-        if r["framework"] == "cupy"
-        and r["cuda_major"] >= low[0]
-        and (not ctx.driver_cuda or driver_runs(ctx.driver_cuda, f"{r['cuda_major']}.0"))
+    majors = [
+        major
+        for major in _cupy_steps()
+        if major >= low[0] and (not ctx.driver_cuda or knowledge.driver_runs(ctx.driver_cuda, f"{major}.0"))
     ]
-    if not rows:
+    if not majors:
         return []
-    row = min(rows, key=lambda r: int(r["cuda_major"]))
-    step = str(row["step"]).replace("=={version}", "")
+    step = _cupy_steps()[min(majors)]
     return [
         f"{step}; compute capability {versions.fmt(ctx.cc)} needs CUDA {cuda_min} or newer, so a toolkit of "
         f"your own (CUDA_PATH, conda cudatoolkit) must be {cuda_min}+ too. Uninstall the other CuPy package "
@@ -434,19 +428,14 @@ def _cupy_libs(ctx: Context) -> list[str]:
     brings its CUDA libraries as wheels."""
     have = (versions.parse(ctx.system_cuda or "") or (None,))[0]
     own = ctx.cuda_major
-    rows = {
-        int(r["cuda_major"]): r
-        for r in knowledge.table("cuda_wheels")["framework_libs"]
-        if r["framework"] == "cupy"
-    }
     if have and own and have != own:
         package = f"cupy-cuda{have}x"
         return [
             f"pip uninstall -y cupy-cuda{own}x && pip install {package}  (CuPy wheels are made per CUDA major: "
             f"cupy-cuda{own}x loads CUDA {own} libraries, and this machine's toolkit is CUDA {have})"
         ]
-    row = rows.get(own or 0)
-    return [str(row["step"]).replace("=={version}", "")] if row else []
+    step = _cupy_steps().get(own or 0)
+    return [step] if step else []
 
 
 def cuda_libs_missing(ctx: Context) -> list[str]:
@@ -460,12 +449,7 @@ def cuda_libs_missing(ctx: Context) -> list[str]:
     tf = knowledge.tf_build(ctx.version)
     if tf is None:
         return []
-    steps = []
-    if (versions.parse(str(tf["cuda"])) or (0,))[0] < 12:
-        steps.append(
-            f"conda install -c conda-forge cudatoolkit={tf['cuda']} cudnn={tf['cudnn']}  (TensorFlow {ctx.version} loads "
-            f"the libraries of CUDA {tf['cuda']} and cuDNN {tf['cudnn']}; then put $CONDA_PREFIX/lib on LD_LIBRARY_PATH)"
-        )
+    steps = _tf_conda_pair(ctx.version, tf, "loads the libraries of")
     have, system = versions.major_minor(ctx.version), versions.major_minor(ctx.system_cuda or "")
     if have and system and system != versions.major_minor(str(tf["cuda"])):
         later = [

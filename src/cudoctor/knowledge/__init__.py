@@ -83,6 +83,15 @@ def driver_floor(cuda: str) -> tuple[str, str] | None:
     return None
 
 
+def driver_runs(driver_cuda: str, cuda: str | None) -> bool:
+    """Whether a driver that supports `driver_cuda` runs code built with `cuda`: an older or equal
+    CUDA, or, from CUDA 11 on, any minor of the driver's own major (minor-version compatibility)."""
+    have, want = versions.major_minor(driver_cuda), versions.major_minor(cuda or "")
+    if have is None or want is None:
+        return True
+    return want <= have or (want[0] == have[0] and have[0] >= 11)
+
+
 def max_cuda_for_driver(driver: str) -> str | None:
     """Newest CUDA minor whose own table row the driver satisfies."""
     dv = versions.parse(driver)
