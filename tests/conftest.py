@@ -128,6 +128,15 @@ def wheel_sites(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"full": full, "bare": bare}
 
 
+@pytest.fixture(scope="session")
+def cuda11_ptxas(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real CUDA 11.8 ptxas: NVIDIA's nvidia-cuda-nvcc-cu11 wheel (about 46 MB unpacked), installed
+    once per session like wheel_sites; without the package index the tests that need it skip."""
+    target = tmp_path_factory.mktemp("nvcc-cu11")
+    _pip_target(target, ["nvidia-cuda-nvcc-cu11==11.8.89"])
+    return target / "nvidia" / "cuda_nvcc" / "bin" / "ptxas"
+
+
 needs_nvcc = pytest.mark.skipif(
     shutil.which("nvcc") is None, reason="needs the CUDA toolkit's nvcc (present on these machines)"
 )

@@ -155,6 +155,7 @@ class Finding:
     confidence: str = "certain"
     subject: str = ""  # the framework a finding is about, when it is about one
     also: tuple[str, ...] = ()  # other taxonomy ids the same fact supports (a contract has two sides)
+    about: tuple[str, ...] = ()  # frameworks it concerns while shown under its layer (their lines count it)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -170,6 +171,7 @@ class Finding:
             "confidence": self.confidence,
             "subject": self.subject,
             "also": list(self.also),
+            "about": list(self.about),
         }
 
 

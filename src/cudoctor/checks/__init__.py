@@ -74,9 +74,12 @@ def finding(
     subject: str = "",
     also: Iterable[str] = (),
     generic_fixes: bool = True,
+    about: Iterable[str] = (),
 ) -> Finding:
     """A Finding whose explanation, generic fix steps and references come from causes.toml
-    (generic_fixes=False: the check's own steps cover every way out, the cause's would mislead)."""
+    (generic_fixes=False: the check's own steps cover every way out, the cause's would mislead).
+    `subject`: the framework it is about, shown under that framework's line; `about`: frameworks a finding
+    shown under its own layer concerns (a contract between a layer and a framework), whose lines count it."""
     text = knowledge.cause(cause)
     steps = list(fix) + ([s for s in text["fix"] if s not in fix] if generic_fixes else [])
     return Finding(
@@ -92,6 +95,7 @@ def finding(
         confidence=confidence,
         subject=subject,
         also=tuple(also),
+        about=tuple(about),
     )
 
 
@@ -115,6 +119,7 @@ def _load_all() -> None:
         memory,
         onnxruntime,
         probe,
+        requirements,
         runtime,
         tf_windows,
         toolchain,

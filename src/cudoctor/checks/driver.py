@@ -52,6 +52,7 @@ def driver_too_old(snap: Snapshot) -> list[Finding]:
                     _downgrade_hint(name, supported, mm),
                     f"Or upgrade the NVIDIA driver to {need} or newer",
                 ],
+                about=[name],
             )
         )
     return out

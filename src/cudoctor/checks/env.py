@@ -131,7 +131,11 @@ def toolkits_shadow_on_path(snap: Snapshot) -> list[Finding]:
     for tool in ("ptxas", "nvcc"):
         hits = (tools.get(tool) or {}).get("all") or []
         tks = [view.toolkit_at(os.path.dirname(os.path.dirname(os.path.realpath(h))), snap) for h in hits]
-        vers = [(h, versions.parse((t or {}).get("version"))) for h, t in zip(hits, tks, strict=False)]
+        # a copy that is no toolkit's bin/ (a ptxas copied anywhere) is known by its own --version
+        vers = [
+            (h, versions.parse((t or {}).get("version") or _asked_version(snap, h)))
+            for h, t in zip(hits, tks, strict=False)
+        ]
         vers = [(h, v) for h, v in vers if v]
         if len(vers) < 2:
             continue
@@ -151,6 +155,18 @@ def toolkits_shadow_on_path(snap: Snapshot) -> list[Finding]:
             )
             break
     return out
+
+
+def _asked_version(snap: Snapshot, hit: str) -> str | None:
+    """What the tool at `hit` answered to --version (cuda.run_tools), whatever directory it sits in."""
+    return next(
+        (
+            t.get("version")
+            for t in snap.value("cuda.run_tools") or []
+            if hit in (t.get("path"), t.get("resolved")) or os.path.realpath(hit) == t.get("resolved")
+        ),
+        None,
+    )
 
 
 GLOB_SPECIAL = re.compile(r"[\[\]]")

@@ -46,6 +46,7 @@ def cuda_libs_missing(snap: Snapshot) -> list[Finding]:
                     evidence=[searched],
                     fix=_missing_lib_steps(soname, name, info),
                     generic_fixes=False,
+                    subject=name,  # the framework's own libraries: shown under its line
                 )
             )
     return out
@@ -261,6 +262,7 @@ def cudnn_version_mismatch(snap: Snapshot) -> list[Finding]:
                     ),
                     f"pip install 'nvidia-cudnn-cu{cuda_major}>={versions.fmt(wv[:2])}'",
                 ],
+                about=[name],
             )
         )
     return out
@@ -315,5 +317,6 @@ def tf_cuda_mismatch(snap: Snapshot) -> list[Finding]:
             fix=[
                 f"Install CUDA {row['cuda']} and cuDNN {row['cudnn']} (or a TensorFlow version built for CUDA {have_s})"
             ],
+            about=["tensorflow"],
         )
     ]

@@ -155,6 +155,7 @@ def preallocation_with_shared_gpu(snap: Snapshot) -> list[Finding]:
                 LAYER,
                 evidence=[f"gpu {g.get('index')}: {len(_compute_processes(g))} process(es)" for g in shared],
                 fix=[setting],
+                about=[name],
             )
         )
     return out

@@ -29,8 +29,12 @@ def _xla_builds(snap: Snapshot) -> list[tuple[str, dict[str, Any]]]:
     return [(n, i) for n, i in view.cuda_frameworks(snap) if n in XLA_FRAMEWORKS]
 
 
+XLA_DATA_DIR = "XLA_FLAGS --xla_gpu_cuda_data_dir"
+
+
 def _path_ptxas(snap: Snapshot) -> tuple[str | None, versions.Version | None]:
-    """The ptxas a shell finds first on PATH, and its version (from the toolkit that owns it)."""
+    """The ptxas a shell finds first on PATH, and its version (from the toolkit that owns it, else
+    from its own answer to --version, wherever it sits)."""
     first = view.path_tool(snap, "ptxas")
     if not first:
         return None, None
@@ -38,7 +42,16 @@ def _path_ptxas(snap: Snapshot) -> tuple[str | None, versions.Version | None]:
         if tk.get("ptxas") == first:
             pv = (tk.get("ptxas_version") or {}).get("version") or tk.get("version")
             return first, versions.parse(pv)
-    return first, None
+    return first, versions.parse((view.tool_asked(snap, first) or {}).get("version"))
+
+
+def _xla_ptxas(snap: Snapshot) -> tuple[str | None, versions.Version | None, str]:
+    """The ptxas XLA runs: the one in XLA_FLAGS' --xla_gpu_cuda_data_dir (looked at before PATH), else
+    the first on PATH; its version; and where it was found."""
+    flagged = view.tool_asked(snap, "", XLA_DATA_DIR)
+    if flagged and flagged.get("tool") == "ptxas" and versions.parse(flagged.get("version")):
+        return str(flagged["path"]), versions.parse(flagged.get("version")), "in --xla_gpu_cuda_data_dir"
+    return (*_path_ptxas(snap), "first on PATH")
 
 
 def _toolkits_inspected(snap: Snapshot) -> bool:
@@ -78,6 +91,7 @@ def ptxas_missing(snap: Snapshot) -> list[Finding]:
                 "no nvidia-cuda-nvcc wheel",
             ],
             fix=[compiler_step(major)],
+            about=[n for n, _ in builds],
         )
     ]
 
@@ -85,7 +99,7 @@ def ptxas_missing(snap: Snapshot) -> list[Finding]:
 @check("ptxas-version-mismatch", "toolchain-not-found", LAYER, requires=("cuda.path_tools",))
 def ptxas_version_mismatch(snap: Snapshot) -> list[Finding]:
     """The ptxas on PATH is older than the framework's CUDA, or newer than the CUDA the driver supports."""
-    path, pv = _path_ptxas(snap)
+    path, pv, where = _xla_ptxas(snap)
     builds = _xla_builds(snap)
     if not path or pv is None or not builds:
         return []
@@ -98,13 +112,14 @@ def ptxas_version_mismatch(snap: Snapshot) -> list[Finding]:
                     "ptxas-too-old",
                     "toolchain-not-found",
                     Severity.ERROR,
-                    f"ptxas {versions.fmt(pv)} first on PATH ({path}) is older than the CUDA {info['cuda']} that {view.describe(name, info)} was built with",
+                    f"ptxas {versions.fmt(pv)} {where} ({path}) is older than the CUDA {info['cuda']} that {view.describe(name, info)} was built with",
                     LAYER,
-                    evidence=[f"cuda.path_tools.ptxas = {path}", f"ptxas version {versions.fmt(pv)}"],
+                    evidence=[f"ptxas {where}: {path}", f"ptxas version {versions.fmt(pv)}"],
                     fix=[
                         compiler_step(want[0]),
                         "Or put a newer toolkit's bin first: export PATH=/usr/local/cuda/bin:$PATH",
                     ],
+                    about=[name],
                 )
             )
     driver_cuda = versions.major_minor(snap.value("driver.cuda_version"))
@@ -149,6 +164,7 @@ def libdevice_missing(snap: Snapshot) -> list[Finding]:
                 "no <toolkit>/nvvm/libdevice/libdevice*.bc",
                 "XLA_FLAGS has no --xla_gpu_cuda_data_dir",
             ],
+            about=[n for n, _ in builds],
         )
     ]
 

@@ -101,3 +101,12 @@ def toolkit_at(path: str, snap: Snapshot) -> dict[str, Any] | None:
 def path_tool(snap: Snapshot, tool: str) -> str | None:
     """The resolved path of the first `tool` (nvcc, ptxas) a shell finds on PATH."""
     return ((snap.value("cuda.path_tools") or {}).get(tool) or {}).get("resolved")
+
+
+def tool_asked(snap: Snapshot, path: str, via: str = "") -> dict[str, Any] | None:
+    """What an nvcc / ptxas answered to `--version` (cuda.run_tools), by its resolved path; or, given
+    `via` and no path, the one reached that way ('XLA_FLAGS --xla_gpu_cuda_data_dir')."""
+    for tool in snap.value("cuda.run_tools") or []:
+        if (path and tool.get("resolved") == path) or (not path and via in (tool.get("via") or [])):
+            return dict(tool)
+    return None

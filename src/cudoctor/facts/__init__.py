@@ -45,6 +45,8 @@ def _packages(sys_path: Sequence[str], ldcache: dict[str, list[str]], env: Mappi
     facts.append(known("python.pins", packages.pins(dists), "dist-info Requires-Dist"))
     wheel_pins = packages.wheel_pins(dists, markers.environment())
     facts.append(known("python.cuda_wheel_pins", wheel_pins, "dist-info Requires-Dist"))
+    requirements = packages.gpu_requirements(dists, markers.environment())
+    facts.append(known("python.requirements", requirements, "dist-info Requires-Dist"))
     nvidia = [d.to_json() for d in dists if d.name.startswith(("nvidia-", "cuda-"))]
     facts.append(known("python.nvidia_wheels", nvidia, "dist-info scan"))
     facts += frameworks.framework_facts(sys_path, dists, ld)
@@ -61,13 +63,20 @@ def tool_timeout(env: Mapping[str, str]) -> float:
 
 
 def _toolkits(env: Mapping[str, str], sys_path: Sequence[str]) -> list[Fact]:
+    found = toolkits.collect_toolkits(env, sys_path, timeout=tool_timeout(env))
+    asked = {
+        toolkits.follow_wrapper(tk["ptxas"]): tk["ptxas_version"]
+        for tk in found
+        if tk.get("ptxas") and tk.get("ptxas_version")
+    }
     return [
-        known(
-            "cuda.toolkits",
-            toolkits.collect_toolkits(env, sys_path, timeout=tool_timeout(env)),
-            "dirs, env, PATH, wheels",
-        ),
+        known("cuda.toolkits", found, "dirs, env, PATH, wheels"),
         known("cuda.path_tools", toolkits.path_tools(env), "env:PATH"),
+        known(
+            "cuda.run_tools",
+            toolkits.run_tools(env, tool_timeout(env), asked),
+            "PATH, CUDA_HOME, CUDA_PATH, CUDA_DIR, XLA_FLAGS, TRITON_PTXAS_PATH: <tool> --version",
+        ),
     ]
 
 

@@ -164,3 +164,45 @@ def wheel_pins(dists: list[Dist], marker_env: Mapping[str, str]) -> list[dict[st
                 continue
             out.append({"package": d.name, "version": d.version, "requires": parts[0], "spec": parts[1]})
     return out
+
+
+# Distributions whose requirements decide whether a GPU works: a jax-cuda12-plugin without the
+# jax-cuda12-pjrt it requires loads no GPU backend; a torch without the nvidia-* wheels it names
+# cannot load CUDA.
+GPU_REQUIRERS = re.compile(
+    r"^(jaxlib|jax-(cuda|rocm)\d+-(plugin|pjrt)|nvidia-.+|torch|torchvision|torchaudio|cupy.*|xformers|"
+    r"flash-attn|bitsandbytes|tensorflow.*)$"
+)
+_EXTRA = re.compile(r"\bextra\b")
+
+
+def gpu_requirements(dists: list[Dist], marker_env: Mapping[str, str]) -> list[dict[str, object]]:
+    """What GPU-relevant distributions require of the distributions `scan` looks at (INTERESTING: a
+    requirement on any other cannot be judged), where its marker holds here. A requirement under an
+    extra is kept only when it names an installed distribution (pip records no extras: it binds that
+    one's version, and says nothing when it is absent), and marked so."""
+    installed = {d.name for d in dists}
+    out: list[dict[str, object]] = []
+    for d in dists:
+        if d.error or not GPU_REQUIRERS.match(d.name):
+            continue
+        for req in d.requires:
+            parts = split_requirement(req)
+            if parts is None or parts[0] == d.name or not INTERESTING.match(parts[0]):
+                continue
+            target, spec, marker = parts
+            extra = bool(_EXTRA.search(marker))
+            if (extra and target not in installed) or (
+                marker and markers.holds(marker, marker_env) is not True
+            ):
+                continue
+            row: dict[str, object] = {
+                "package": d.name,
+                "version": d.version,
+                "requires": target,
+                "spec": spec,
+            }
+            if extra:
+                row["extra"] = True
+            out.append(row)
+    return out

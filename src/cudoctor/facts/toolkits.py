@@ -3,6 +3,10 @@
 Sources: standard install dirs, CUDA_HOME / CUDA_PATH / CUDA_ROOT, nvcc and ptxas on PATH
 (symlinks and `exec` shell wrappers followed), conda prefixes, and NVIDIA pip wheels
 (CUDA 12 `nvidia/cuda_nvcc`, CUDA 13 `nvidia/cu13`).
+
+Apart from toolkits, every nvcc / ptxas a shell or framework would run (PATH, CUDA_HOME, CUDA_PATH,
+CUDA_DIR, XLA's --xla_gpu_cuda_data_dir, TRITON_PTXAS_PATH) is asked its version (`run_tools`): a
+ptxas copied into a directory that is no toolkit's `bin` is still identified.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import glob
 import json
 import os
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -183,3 +188,60 @@ def path_tools(env: Mapping[str, str]) -> dict[str, Any]:
             "all": hits,
         }
     return out
+
+
+XLA_DATA_DIR = re.compile(r"^--?xla_gpu_cuda_data_dir=(.+)$")
+# where a shell or a framework takes nvcc / ptxas from, besides PATH: a toolkit root (its bin/ holds
+# them) or, for Triton, the ptxas itself
+ROOT_VARS = ("CUDA_HOME", "CUDA_PATH", "CUDA_DIR")
+
+
+def xla_cuda_data_dir(xla_flags: str) -> str | None:
+    """The directory XLA_FLAGS' --xla_gpu_cuda_data_dir names (XLA runs its bin/ptxas before PATH's)."""
+    try:
+        tokens = shlex.split(xla_flags)
+    except ValueError:
+        tokens = xla_flags.split()
+    found = [m.group(1) for t in tokens if (m := XLA_DATA_DIR.match(t))]
+    return found[-1] if found else None
+
+
+def tools_to_run(env: Mapping[str, str]) -> list[tuple[str, str, str]]:
+    """(tool, path, how it is reached) for every nvcc / ptxas a shell or a framework would run."""
+    out: list[tuple[str, str, str]] = []
+    for tool in ("nvcc", "ptxas"):
+        for i, hit in enumerate(which_all(tool, env.get("PATH", ""))):
+            out.append((tool, hit, "PATH" if i == 0 else "PATH (not first)"))
+    roots = [(env[v], v) for v in ROOT_VARS if env.get(v)]
+    data_dir = xla_cuda_data_dir(env.get("XLA_FLAGS", ""))
+    if data_dir:
+        roots.append((data_dir, "XLA_FLAGS --xla_gpu_cuda_data_dir"))
+    out += [(tool, os.path.join(root, "bin", tool), via) for root, via in roots for tool in ("nvcc", "ptxas")]
+    if env.get("TRITON_PTXAS_PATH"):
+        out.append(("ptxas", env["TRITON_PTXAS_PATH"], "TRITON_PTXAS_PATH"))
+    return out
+
+
+def run_tools(
+    env: Mapping[str, str], timeout: float, asked: Mapping[str, dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """Each nvcc / ptxas of `tools_to_run` that exists, identified by asking it (`--version`, bounded,
+    no shell) wherever it sits: one entry per real binary, with every way it is reached. `asked`:
+    answers already given, by real path (a toolkit's ptxas)."""
+    by_real: dict[str, dict[str, Any]] = {}
+    for tool, path, via in tools_to_run(env):
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            continue
+        real = follow_wrapper(path)
+        entry = by_real.setdefault(real, {"tool": tool, "path": path, "resolved": real, "via": []})
+        if via not in entry["via"]:
+            entry["via"].append(via)
+    entries = list(by_real.values())
+    done = asked or {}
+
+    def ask(entry: dict[str, Any]) -> None:
+        entry.update(done.get(entry["resolved"]) or tool_version(entry["resolved"], timeout))
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        list(pool.map(ask, entries))
+    return entries

@@ -20,12 +20,16 @@ class Area:
     findings: list[Finding]
     fact_keys: list[str]
     inspected: bool = True  # False when none of the area's facts are known (stated facts, say)
+    # findings about this area's framework that another area lists (a driver too old for it): they count
+    # in its status, so a framework's line never shows [✓] above errors about it
+    related: list[tuple[str, Finding]] = dataclasses.field(default_factory=list)
 
     @property
     def status(self) -> str:
-        if any(f.severity is Severity.ERROR for f in self.findings):
+        counted = self.findings + [f for _, f in self.related]
+        if any(f.severity is Severity.ERROR for f in counted):
             return "error"
-        if any(f.severity is Severity.WARNING for f in self.findings):
+        if any(f.severity is Severity.WARNING for f in counted):
             return "warning"
         return "ok" if self.inspected else "unknown"
 
@@ -104,21 +108,18 @@ def areas(report: Report) -> list[Area]:
             ["cuda.toolkits", "cuda.path_tools", "python.nvidia_wheels"],
         ),
     ]
+    frameworks: dict[str, Area] = {}
     for name, label in FRAMEWORK_LABEL.items():
         info = snap.value(f"framework.{name}")
         fact = snap.get(f"framework.{name}")
         mine = by_layer.pop(f"framework:{name}", [])
         if isinstance(info, dict):
-            out.append(
-                Area(
-                    f"{label} {info.get('version') or ''}".strip(),
-                    _framework_summary(info),
-                    mine,
-                    [f"framework.{name}"],
-                )
-            )
+            title = f"{label} {info.get('version') or ''}".strip()
+            frameworks[name] = Area(title, _framework_summary(info), mine, [f"framework.{name}"])
         elif (fact is not None and fact.status.value == "error") or mine:
-            out.append(Area(label, "installed but unreadable", mine, [f"framework.{name}"]))
+            frameworks[name] = Area(label, "installed but unreadable", mine, [f"framework.{name}"])
+        if name in frameworks:
+            out.append(frameworks[name])
     out.append(
         Area(
             "Environment",
@@ -145,4 +146,15 @@ def areas(report: Report) -> list[Area]:
         out.append(Area("Other", "", rest, []))
     for area in out:
         area.inspected = not area.fact_keys or any(snap.status(k).value != "unknown" for k in area.fact_keys)
+    _relate(out, frameworks)
     return out
+
+
+def _relate(out: list[Area], frameworks: dict[str, Area]) -> None:
+    """Give each framework's area the findings about it (Finding.about) that other areas list."""
+    for area in out:
+        for f in area.findings:
+            for name in dict.fromkeys(f.about):
+                mine = frameworks.get(name)
+                if mine is not None and mine is not area:
+                    mine.related.append((area.title, f))

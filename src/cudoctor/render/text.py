@@ -7,7 +7,7 @@ import sys
 from typing import TextIO
 
 from cudoctor.model import Finding, Report, Severity
-from cudoctor.render.areas import areas
+from cudoctor.render.areas import Area, areas
 from cudoctor.render.probes import table as probe_table
 
 GLYPHS = {"ok": ("✓", "OK"), "warning": ("!", "!"), "error": ("✗", "X"), "unknown": ("?", "?")}
@@ -43,6 +43,18 @@ def _finding_lines(f: Finding, style: Style, verbose: bool) -> list[str]:
     return lines
 
 
+def _related_lines(area: Area, style: Style) -> list[str]:
+    """One line a severity pointing to where the findings about this framework that count in its status are."""
+    lines = []
+    for sev in (Severity.ERROR, Severity.WARNING):
+        ids = [(where, f.id) for where, f in area.related if f.severity is sev]
+        if ids:
+            where = ", ".join(dict.fromkeys(w for w, _ in ids))
+            names = ", ".join(dict.fromkeys(i for _, i in ids))
+            lines.append(f"    {style.sev(sev)} see under {where}: {names}")
+    return lines
+
+
 def render(
     report: Report, verbose: bool = False, stream: TextIO | None = None, only_areas: tuple[str, ...] = ()
 ) -> str:
@@ -59,6 +71,7 @@ def render(
         out.append(style.paint(head, status) if status != "ok" else head)
         for f in area.findings:
             out += _finding_lines(f, style, verbose)
+        out += _related_lines(area, style)
         if area.title == "Probes":
             out += ["    " + line for line in probe_table(report.snapshot.value("probe.results") or [])]
         if verbose:
