@@ -5,12 +5,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import sqlite3
+import struct
 import subprocess
 import sys
 import time
+import zlib
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -372,3 +376,109 @@ def test_html_report_renders_in_headless_chromium(tmp_path: Path) -> None:
         timeout=120,
     )
     assert shot.exists() and shot.stat().st_size > 10_000
+    _screenshot_keeps_issue_40_point_7(flags, tmp_path / "points")
+
+
+# Run in the page before --dump-dom: where the finding boxes, their own lines and the charts' parts are.
+MEASURE = """<script>(() => {
+  const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+  const all = (root, sel) => [...root.querySelectorAll(sel)];
+  const body = document.body, pad = parseFloat(getComputedStyle(body).paddingRight);
+  body.setAttribute("data-measured", JSON.stringify({
+    height: document.documentElement.scrollHeight, column_right: box(body)[2] - pad,
+    findings: all(document, ".finding").map(f => ({box: box(f), own: all(f, ".own").map(box),
+      error: f.classList.contains("sev-error")})),
+    charts: all(document, "svg").map(s => ({box: box(s), heading: s.querySelector("text").textContent,
+      labels: all(s, "text.label").map(box), values: all(s, "text.value").map(box),
+      bars: all(s, "rect").map(box)})),
+  }));
+})();</script>"""
+
+
+def _png_rgb(path: Path) -> tuple[int, list[bytearray]]:
+    """Width and RGB(A) rows of an 8-bit, non-interlaced PNG (what Chromium writes), with zlib only."""
+    data = path.read_bytes()
+    width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", data[16:29])
+    assert depth == 8 and colour in (2, 6) and not interlace
+    bpp, chunks, pos = 3 if colour == 2 else 4, [], 8
+    while pos < len(data):
+        (n,) = struct.unpack(">I", data[pos : pos + 4])
+        if data[pos + 4 : pos + 8] == b"IDAT":
+            chunks.append(data[pos + 8 : pos + 8 + n])
+        pos += 12 + n
+    raw, stride, rows = zlib.decompress(b"".join(chunks)), width * bpp, []
+    prev = bytearray(stride)
+    for y in range(height):
+        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
+        if kind == 2:
+            line = bytearray((a + b) & 255 for a, b in zip(line, prev, strict=True))
+        elif kind:
+            for i in range(stride):
+                a, b, c = (line[i - bpp], prev[i], prev[i - bpp]) if i >= bpp else (0, prev[i], 0)
+                if kind == 1:
+                    line[i] = (line[i] + a) & 255
+                elif kind == 3:
+                    line[i] = (line[i] + (a + b) // 2) & 255
+                else:  # Paeth
+                    p = a + b - c
+                    pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                    line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(line)
+        prev = line
+    return bpp, rows
+
+
+def _count(image: tuple[int, list[bytearray]], box: list[float], kind: str) -> int:
+    """Pixels inside box (left, top, right, bottom) that are error red, or ink (text-dark)."""
+    bpp, rows = image
+    left, top, right, bottom = (round(v) for v in box)
+    n = 0
+    for row in rows[max(top, 0) : bottom]:
+        for x in range(max(left, 0), min(right, len(row) // bpp)):
+            r, g, b = row[x * bpp : x * bpp + 3]
+            n += r >= 150 and g <= 90 and b <= 90 if kind == "red" else max(r, g, b) < 110
+    return n
+
+
+def _screenshot_keeps_issue_40_point_7(flags: list[str], folder: Path) -> None:
+    """A report with an error, a note whose cause's general text is about other things, and a GEMM chart
+    with GPU ticks and TensorFlow's long CPU labels: measured in Chromium, then counted in its screenshot."""
+    from tests.render.test_html import html_report, write_inputs
+
+    folder.mkdir()
+    measured = folder / "measured.html"
+    measured.write_text(html_report(folder, write_inputs(folder)).replace("</body>", MEASURE + "</body>"))
+    flags = [*flags, "--hide-scrollbars", "--force-device-scale-factor=1"]
+    dom = subprocess.run(
+        [*flags, "--window-size=1100,1000", "--dump-dom", measured.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
+    found = re.search(r'data-measured="([^"]*)"', dom)
+    assert found, dom[-2000:]
+    m = json.loads(unescape(found.group(1)))
+    shot = folder / "measured.png"
+    subprocess.run(
+        [*flags, f"--window-size=1100,{m['height']}", f"--screenshot={shot}", measured.as_uri()],
+        capture_output=True,
+        timeout=120,
+    )
+    image = _png_rgb(shot)
+    assert len(image[1]) == m["height"] and len(m["findings"]) == 2 and len(m["charts"]) == 1
+    for f in m["findings"]:  # red: the error's own line; never the rest of a box (its 4 px border aside)
+        own = f["own"][0] if f["own"] else [0, 0, 0, 0]
+        left, top, right, bottom = f["box"]
+        red_own = _count(image, own, "red")
+        red_rest = _count(image, [left + 4, top, right, bottom], "red") - red_own
+        assert (red_rest, red_own > 100) == (0, f["error"]), (red_rest, red_own, f)
+    [chart] = m["charts"]
+    left, top, right, bottom = chart["box"]
+    bars_x = min(b[0] for b in chart["bars"])
+    assert right <= m["column_right"] and len(chart["labels"]) == len(chart["values"]) == 21
+    assert max(b[2] for b in chart["labels"]) <= bars_x - 4  # labels end before the bars begin
+    assert max(b[2] for b in chart["values"]) <= right  # values end inside the chart
+    # in the picture: no text in the gap before the bars nor at the chart's right edge; ticks as named
+    assert _count(image, [bars_x - 5, top + 20, bars_x - 1, bottom], "ink") == 0
+    assert _count(image, [right - 3, top, right, bottom], "ink") == 0
+    assert "red tick" in chart["heading"] and _count(image, chart["box"], "red") > 50
