@@ -8,6 +8,7 @@
     python bench/run.py probe           # probe harness overhead (start to result, imports excluded)
     python bench/run.py fleet           # fleet aggregate over 10,000 reports
     python bench/run.py run --size-mb 1024  # cudoctor run -- CMD vs CMD alone, on a command printing 1 GB
+    python bench/run.py patterns        # each log pattern's slowest search of a hostile line
 
 Wall times are medians of several runs of the whole command (process start included); peak
 memory is the child's max RSS from getrusage.
@@ -291,19 +292,48 @@ def bench_run(size_mb: int, runs: int) -> None:
     print(f"ratio: run takes {ww / dw:.3f}x the wall time")
 
 
+def bench_patterns() -> None:
+    """Every pattern that reads log lines, timed on hostile lines (tests/hostile_lines.py): its slowest
+    search of a crafted 2,000-character line, as a ratio to a literal search for its anchor on the
+    same line (the peer). A pattern that backtracks shows as a ratio in the hundreds."""
+    sys.path.insert(0, os.path.dirname(HERE))
+    import re as regex
+
+    from tests import hostile_lines
+
+    from cudoctor.explainer import benign, logfacts, signatures
+
+    rows = []
+    for row in (*signatures.load(), *benign.load(), *logfacts.load()):
+        took, line = hostile_lines.worst(row.regex, row.anchors, tuple(getattr(row, "examples", ())))
+        peer = regex.compile(regex.escape(row.anchors[0] if row.anchors else "x"), regex.I)
+        start = time.perf_counter()
+        for _ in range(20):
+            peer.search(line)
+        literal = (time.perf_counter() - start) / 20
+        rows.append((took, took / max(literal, 1e-7), row.id))
+    rows.sort(reverse=True)
+    times = [t for t, _, _ in rows]
+    print(
+        f"{len(rows)} patterns; slowest search of a crafted line: median {statistics.median(times) * 1e3:.3f} ms"
+    )
+    for took, ratio, name in rows[:5]:
+        print(f"  {took * 1e3:7.3f} ms  {ratio:7.1f}x a literal search  {name}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument(
         "what",
         nargs="*",
-        help="which benchmarks: check, explain, oneline, api, probe, fleet, run (default: all)",
+        help="which benchmarks: check, explain, oneline, api, probe, fleet, run, patterns (default: all)",
     )
     ap.add_argument("--runs", type=int, default=7, help="runs per command for the check benchmark")
     ap.add_argument("--size-mb", type=int, default=1024, help="size of the generated training log")
     ap.add_argument("--keep", action="store_true", help="keep the generated log in bench/out/")
     args = ap.parse_args()
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    known = ["check", "explain", "oneline", "api", "probe", "fleet", "run"]
+    known = ["check", "explain", "oneline", "api", "probe", "fleet", "run", "patterns"]
     unknown = [w for w in args.what if w not in known]
     if unknown:
         ap.error(f"unknown benchmark(s): {', '.join(unknown)} (choose from {', '.join(known)})")
@@ -317,6 +347,7 @@ def main() -> int:
             "probe": lambda: bench_probe(args.runs),
             "fleet": lambda: bench_fleet(10_000),
             "run": lambda: bench_run(args.size_mb, 3),
+            "patterns": bench_patterns,
         }[what]()
     return 0
 

@@ -16,7 +16,7 @@ from typing import Any
 SECRET_KEY = re.compile(
     r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|AUTH", re.I
 )
-URL_CREDS = re.compile(r"(\b[a-z][a-z0-9+.-]*://)([^/\s:@]+(?::[^/\s@]*)?)@", re.I)
+URL_CREDS = re.compile(r"((?<![a-z0-9+.-])[a-z][a-z0-9+.-]*://)([^/\s:@]+(?::[^/\s@]*)?)@", re.I)
 GPU_ID = re.compile(r"\b(GPU|MIG)-[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}\b", re.I)
 HOME_PATHS = re.compile(r"(/home/|/Users/|[A-Za-z]:\\Users\\|[/\\]torchinductor_)([^/\\\s:\"']+)")
 SERIAL_KEYS = re.compile(r"^(serial|serial_number|uuid|gpu_uuid|board_serial)$", re.I)
@@ -33,13 +33,17 @@ class Redactor:
             self.user = ""
 
     def text(self, s: str) -> str:
+        if self.host and s.strip() == self.host:  # a host name field, however short ('vm', 'n1')
+            return "<host>"
         s = URL_CREDS.sub(lambda m: f"{m.group(1)}{REDACTED}@", s)
         s = GPU_ID.sub(lambda m: f"{m.group(1)}-{REDACTED}", s)
         if self.home and self.home not in ("/", "") and len(self.home) > 1:
             s = re.sub(rf"{re.escape(self.home)}(?=/|\b|$)", "~", s)
         s = HOME_PATHS.sub(lambda m: f"{m.group(1)}<user>", s)
-        if self.host and len(self.host) >= 4:
+        if self.host and len(self.host) >= 4:  # inside a text, a short name could be any word ('gpu')
             s = re.sub(rf"\b{re.escape(self.host)}\b", "<host>", s)
+        elif self.host:  # a short one where a text names a host: user@vm, vm:~$, [vm]
+            s = re.sub(rf"(?<=@){re.escape(self.host)}\b|\b{re.escape(self.host)}(?=:~|:/)", "<host>", s)
         return s
 
     def data(self, obj: Any, key: str = "") -> Any:
