@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import io
 import traceback
 from collections.abc import Mapping
 from typing import Any
@@ -63,25 +62,28 @@ def exception_text(exc: BaseException) -> str:
 
 
 def explain(
-    exc_or_text: BaseException | str, facts: Mapping[str, Any] | None = None, live: bool = False
+    exc_or_text: BaseException | str | bytes, facts: Mapping[str, Any] | None = None, live: bool = True
 ) -> Diagnosis:
-    """Explain an exception (with its chained causes) or a log text.
+    """Explain an exception (with its chained causes) or a log text (str, or bytes read as UTF-8).
 
-    live=False by default: an exception handler should not spend time collecting this
-    machine's facts unless asked; pass live=True to rank with them.
+    As `cudoctor explain` does: this machine's facts rank the causes when the text comes from this
+    machine (its GPU, versions, Python and paths agree); live=False leaves them out, which is faster
+    (guard() and the pytest plugin do, so an exception handler stays quick).
     """
-    from cudoctor.explainer import rank, scan
-    from cudoctor.explainer.command import guess_framework, to_json
-    from cudoctor.facts.stated import from_stated
+    from cudoctor.explainer.command import explain_text
 
-    text = exc_or_text if isinstance(exc_or_text, str) else exception_text(exc_or_text)
-    result = scan.scan(io.BytesIO(text.encode("utf-8", "replace")))
-    framework = guess_framework(result)
-    snap = from_stated(facts or {}, framework)
-    if live:
-        from cudoctor.facts import collect_live
-
-        snap = snap.merged_with(collect_live())
-    exp = rank.explain(result, snap, other=str((facts or {}).get("other", "")))
-    doc = to_json(exp, framework)
-    return Diagnosis(doc["root"], doc["causes"], exp.root is not None, doc["benign"])
+    if isinstance(exc_or_text, bytes | bytearray):
+        text = bytes(exc_or_text).decode("utf-8", "replace")
+    elif isinstance(exc_or_text, str):
+        text = exc_or_text
+    elif isinstance(exc_or_text, BaseException):
+        text = exception_text(exc_or_text)
+    else:
+        raise TypeError(
+            f"cudoctor.explain() takes an exception, a str or bytes, not {type(exc_or_text).__name__}"
+        )
+    if facts is not None and not isinstance(facts, Mapping):
+        raise TypeError(f"facts must be a mapping of stated facts, not {type(facts).__name__}")
+    doc = explain_text(text, facts or {}, live)
+    root = doc["root"]
+    return Diagnosis(root, doc["causes"], bool(root and root.get("signature")), doc["benign"])

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import errno
+import os
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from cudoctor import __version__
 from cudoctor.inputs import InputError
@@ -76,6 +78,23 @@ EPILOG_FLEET = textwrap.dedent("""\
     Every node needs cudoctor importable by its Ray workers; Ray comes with pip install 'cudoctor[fleet]'.
     exit status: 0 one configuration and every node answered, 1 outliers, errors or silent nodes, 2 bad input.
     """)
+
+
+def bounded(kind: type[int] | type[float], low: float, high: float) -> Callable[[str], float]:
+    """An argparse type: a number of `kind` from `low` to `high` (NaN, inf and 10**30 are refused)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except (ValueError, OverflowError):
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not {'a whole number' if kind is int else 'a number'}"
+            ) from None
+        if not low <= value <= high:  # False for NaN as well
+            raise argparse.ArgumentTypeError(f"{text[:30]!r} is not between {low:g} and {high:g}")
+        return value
+
+    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -151,7 +170,9 @@ def build_parser() -> argparse.ArgumentParser:
     s_save = snp_sub.add_parser("save", help="save a snapshot of this machine")
     s_save.add_argument("--label", help="a name to find it by later")
     s_list = snp_sub.add_parser("list", help="list saved snapshots, newest first")
-    s_list.add_argument("--limit", type=int, default=50)
+    s_list.add_argument(
+        "--limit", type=bounded(int, 1, 10**9), default=50, help="newest N snapshots (default 50)"
+    )
     s_list.add_argument("--format", choices=("text", "json"), default="text")
     s_show = snp_sub.add_parser("show", help="show one snapshot with the findings it gives")
     s_show.add_argument("ref", metavar="ID|LABEL", help="an id, a label, good or latest")
@@ -208,7 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
     flt.add_argument("--probe", action="store_true", help="also run the GEMM probes on every node")
     flt.add_argument(
         "--timeout",
-        type=float,
+        type=bounded(float, 1, 86400),
         default=300.0,
         metavar="S",
         help="seconds to wait for all nodes (default 300)",
@@ -235,14 +256,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     prb.add_argument(
         "--stress",
-        type=int,
+        type=bounded(int, 0, 100_000),
         default=0,
         metavar="N",
         help="repeat each timed GEMM N times and compare results bit for bit",
     )
     prb.add_argument(
         "--timeout",
-        type=float,
+        type=bounded(float, 1, 86400),
         default=180.0,
         metavar="S",
         help="seconds one framework's probe may take (default 180)",
@@ -408,6 +429,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    if sys.stdout is None:
+        return _fail("standard output is closed: nothing could be shown (redirect it, e.g. > out.txt)")
     try:
         from cudoctor import commands
 
@@ -418,15 +441,49 @@ def main(argv: Sequence[str] | None = None) -> int:
             report=commands.cmd_report,
             fleet=commands.cmd_fleet,
         )
-        return handlers[args.command](args)
+        status = handlers[args.command](args)
+        sys.stdout.flush()
+        return status
     except InputError as exc:
-        print(f"cudoctor: error: {exc}", file=sys.stderr)
-        return 2
+        return _fail(str(exc))
     except KeyboardInterrupt:
-        print("cudoctor: interrupted", file=sys.stderr)
-        return 2
-    except BrokenPipeError:
+        return _fail("interrupted")
+    except BrokenPipeError:  # the reader went away (| head): not an error of cudoctor's
+        _drop_stdout()
         return 0
+    except OSError as exc:  # the output could not be written (a full disk, /dev/full), or a file read
+        writing = exc.filename is None and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+        what = "cannot write the output" if writing else "cannot go on"
+        _drop_stdout()
+        where = f" ({exc.filename})" if exc.filename else ""
+        return _fail(f"{what}: {exc.strerror or exc}{where}")
+    except (RecursionError, MemoryError) as exc:
+        return _fail(f"the input is too deeply nested or too large to read ({type(exc).__name__})")
+    except Exception as exc:  # a defect: one line for the user, the traceback on request
+        if os.environ.get("CUDOCTOR_DEBUG"):
+            raise
+        return _fail(
+            f"internal error ({type(exc).__name__}: {str(exc)[:200]}); please report it with the command "
+            "line, and CUDOCTOR_DEBUG=1 to show the traceback"
+        )
+
+
+def _fail(message: str) -> int:
+    try:
+        print(f"cudoctor: error: {message}", file=sys.stderr)
+    except (OSError, AttributeError):  # stderr closed as well: the exit status says it
+        pass
+    return 2
+
+
+def _drop_stdout() -> None:
+    """Whatever is still buffered for stdout can no longer be written: send it nowhere, so Python's
+    flush at exit does not print a traceback of its own."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -8,12 +8,11 @@ InputError with one line (exit 2).
 
 from __future__ import annotations
 
-import json
 import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from cudoctor import pasted, textfiles
+from cudoctor import pasted, textfiles, versions
 from cudoctor.facts.companions import from_version_tags
 from cudoctor.facts.packages import normalise
 from cudoctor.facts.stated import from_stated
@@ -99,11 +98,9 @@ def load_report(path: str) -> Snapshot:
 
 def from_json(text: str) -> Snapshot:
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"not valid JSON ({exc.msg} at line {exc.lineno}): truncated or corrupted?"
-        ) from None
+        data = textfiles.load_json(text)
+    except textfiles.JSONInputError as exc:
+        raise InputError(f"{exc}: truncated or corrupted?") from None
     if isinstance(data, dict) and isinstance(data.get("snapshot"), dict):
         data = data["snapshot"]
     try:
@@ -193,7 +190,7 @@ def from_nvsmi_text(text: str) -> Snapshot:
         rec.update(pasted.display_fields(get("Display Active"), get("Current", "Driver Model")))
         rec["processes"] = _text_processes(block)
         unc = get("Uncorrectable Error", "Remapped Rows")
-        rec["remapped_rows"] = [0, int(unc), 0, 0] if unc and unc.isdigit() else None
+        rec["remapped_rows"] = [0, versions.integer(unc), 0, 0] if unc and unc.isdigit() else None
         gpus.append(rec)
     if not driver and not gpus:
         raise InputError("nvidia-smi -q text without a driver version or any GPU: truncated?")
@@ -213,7 +210,7 @@ def _text_processes(block: str) -> list[dict[str, Any]]:
         if pid.strip().isdigit():
             out.append(
                 {
-                    "pid": int(pid),
+                    "pid": versions.integer(pid),
                     "used_mib": pasted.mib(fields.get("Used GPU Memory")),
                     "name": fields.get("Name"),
                     "type": fields.get("Type"),
@@ -246,7 +243,7 @@ def from_nvsmi_xml(text: str) -> Snapshot:
         )
         rec["processes"] = [
             {
-                "pid": int(p.findtext("pid") or 0),
+                "pid": versions.integer(p.findtext("pid") or "0"),
                 "used_mib": pasted.mib(p.findtext("used_memory")),
                 "name": (p.findtext("process_name") or "").strip() or None,
                 "type": (p.findtext("type") or "").strip() or None,

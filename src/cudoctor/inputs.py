@@ -6,7 +6,6 @@ Every bad input raises `InputError` with a one-line message; the CLI turns it in
 from __future__ import annotations
 
 import difflib
-import json
 import os
 from typing import Any
 
@@ -32,9 +31,9 @@ def read_json_file(path: str, what: str) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read {what} {path}: {getattr(exc, 'strerror', None) or exc}") from None
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{what} {path} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+        return textfiles.load_json(text)
+    except textfiles.JSONInputError as exc:
+        raise InputError(f"{what} {path}: {exc}") from None
 
 
 def load_stated(path: str, framework_hint: str | None = None) -> Snapshot:

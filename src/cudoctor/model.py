@@ -130,13 +130,17 @@ class Snapshot:
     def from_json(cls, data: Mapping[str, Any]) -> Snapshot:
         if not isinstance(data, Mapping) or not isinstance(data.get("facts"), Mapping):
             raise ValueError("not a cudoctor snapshot: no 'facts' object")
-        schema = data.get("schema", SCHEMA_VERSION)
-        if not isinstance(schema, int) or schema > SCHEMA_VERSION:
-            raise ValueError(
-                f"snapshot schema {schema!r} is newer than this cudoctor understands ({SCHEMA_VERSION})"
-            )
+        check_schema(data.get("schema", SCHEMA_VERSION), "snapshot")
         facts = {k: Fact.from_json(k, v) for k, v in data["facts"].items() if isinstance(v, Mapping)}
         return cls(facts, origin="file", created=str(data.get("created", "")))
+
+
+def check_schema(schema: Any, what: str) -> None:
+    """A document's schema number: 1..SCHEMA_VERSION; anything else is refused with one line."""
+    if isinstance(schema, bool) or not isinstance(schema, int) or schema < 1:
+        raise ValueError(f"{what} schema {schema!r} is not one cudoctor writes (1 to {SCHEMA_VERSION})")
+    if schema > SCHEMA_VERSION:
+        raise ValueError(f"{what} schema {schema} is newer than this cudoctor understands ({SCHEMA_VERSION})")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -26,7 +26,7 @@ SMI_PROCESS_ROW = re.compile(
 
 def mib(value: str | None) -> int | None:
     m = re.match(r"\s*(\d+)\s*MiB", value or "")
-    return int(m.group(1)) if m else None
+    return versions.integer(m.group(1)) if m else None
 
 
 def gpu_record(
@@ -70,8 +70,13 @@ def _smi_processes(lines: list[str]) -> dict[int, list[dict[str, Any]]] | None:
         row = SMI_PROCESS_ROW.match(line)
         if row:
             gpu, pid, kind, name, used = row.groups()
-            by_gpu.setdefault(int(gpu), []).append(
-                {"pid": int(pid), "type": kind, "name": name, "used_mib": int(used) if used else None}
+            by_gpu.setdefault(versions.integer(gpu), []).append(
+                {
+                    "pid": versions.integer(pid),
+                    "type": kind,
+                    "name": name,
+                    "used_mib": versions.integer(used) if used else None,
+                }
             )
     return None
 
@@ -89,8 +94,10 @@ def _smi_gpus(text: str) -> list[dict[str, Any]]:
             continue
         memory = SMI_MEMORY.search(lines[i + 1]) if i + 1 < len(lines) else None
         used, total = (f"{memory.group(1)} MiB", f"{memory.group(2)} MiB") if memory else (None, None)
-        free = f"{int(memory.group(2)) - int(memory.group(1))} MiB" if memory else None
-        gpus.append(gpu_record(int(row.group(1)), row.group(2), None, total, used, free))
+        free = (
+            f"{versions.integer(memory.group(2)) - versions.integer(memory.group(1))} MiB" if memory else None
+        )
+        gpus.append(gpu_record(versions.integer(row.group(1)), row.group(2), None, total, used, free))
     processes = _smi_processes(lines)
     for gpu in gpus:
         gpu["processes"] = None if processes is None else processes.get(gpu["index"], [])
@@ -130,7 +137,7 @@ def _record(text: str, label: str) -> str | None:
 
 def _cuda(value: str | None) -> str | None:
     """'11040' -> '11.4' (CUDA's integer version); None for anything else."""
-    return versions.cuda_from_int(int(value)) if value and value.isdigit() else None
+    return versions.cuda_from_int(versions.integer(value)) if value and value.isdigit() else None
 
 
 def from_cupy_config(text: str) -> Snapshot:

@@ -152,6 +152,44 @@ def promoted(a: str, b: str) -> str:
     return a if a in FLOAT_RANK else b if b in FLOAT_RANK else a
 
 
+NO_PRODUCT_KINDS = {
+    "M": "dates",
+    "m": "time differences",
+    "V": "structured records",
+    "U": "strings",
+    "S": "bytes",
+}
+
+
+def _kind_notes(**ops: Operand | None) -> list[str]:
+    """NumPy dtypes a matrix product has no loop for (an error), and object arrays (a warning)."""
+    notes = []
+    for name, op in ops.items():
+        kind = getattr(getattr(op.raw, "dtype", None), "kind", "") if op is not None else ""
+        if op is None or op.framework != "numpy" or not kind:
+            continue
+        if kind in NO_PRODUCT_KINDS:
+            raise PreflightError(
+                "dtype-mismatch",
+                f"{name} holds {NO_PRODUCT_KINDS[kind]} (dtype {op.dtype}): a matrix product has no loop for them",
+                [
+                    f"{name} = {name}.astype(np.float32) for numbers stored as {NO_PRODUCT_KINDS[kind]}"
+                    + (
+                        f", or take one numeric field: {name}['field'] (np.lib.recfunctions.structured_to_unstructured for all)"
+                        if kind == "V"
+                        else ""
+                    )
+                ],
+                [op.describe()],
+            )
+        if kind == "O":
+            notes.append(
+                f"{name} has dtype object: each element is multiplied as a Python object (slow), and the product "
+                f"fails on an element without * and + (None, a string). Convert it: {name}.astype(np.float32)"
+            )
+    return notes
+
+
 def _check_dtypes(a: Operand, b: Operand) -> str:
     if a.dtype == b.dtype:
         return a.dtype
@@ -330,12 +368,13 @@ def matmul(a: Any, b: Any, *, values: bool = False) -> Preflight:
     values=True also reads the operands (one pass each, a device sync on a GPU): NaN or Inf in
     them, and a float16 product that can overflow, become warnings."""
     oa, ob = describe(a), describe(b)
+    kinds = _kind_notes(a=oa, b=ob)
     _check_devices(oa, ob)
     out_dtype = _check_dtypes(oa, ob)
     _check_hardware(oa, ob)
     out_shape = matmul_shape(oa, ob)
     out_bytes, notes = _check_size(oa, ob, out_shape, out_dtype)
-    notes += _layout_notes(oa, ob)
+    notes += kinds + _layout_notes(oa, ob)
     if values:
         notes += _value_notes(oa, ob, out_dtype)
     for note in notes:
@@ -385,9 +424,10 @@ def linear(x: Any, weight: Any, bias: Any = None, *, values: bool = False) -> Pr
             ],
             [ox.describe(), ow.describe()],
         )
+    ob = describe(bias) if bias is not None else None
+    kinds = _kind_notes(x=ox, weight=ow, bias=ob)
     _check_devices(ox, ow)
     _check_dtypes(ox, ow)
-    ob = describe(bias) if bias is not None else None
     if ob is not None:
         _check_devices(ox, ob)
         if ob.shape not in ((ow.shape[0],), ()):
@@ -400,6 +440,7 @@ def linear(x: Any, weight: Any, bias: Any = None, *, values: bool = False) -> Pr
     out_shape = (*ox.shape[:-1], ow.shape[0])
     out_dtype = promoted(ox.dtype, ow.dtype)
     out_bytes, notes = _check_size(ox, ow, out_shape, out_dtype)
+    notes += kinds
     if values:
         notes += _value_notes(ox, ow, out_dtype, b_name="weight", bias=ob)
     for note in notes:

@@ -35,23 +35,45 @@ def read(framework: str, raw: Any, dtype: str) -> Values | None:
     return reader(raw, framework)
 
 
+def _stored(x: Any, shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[Any, int, int]:
+    """A broadcast view (stride 0: np.broadcast_to, torch's expand) read through the values it
+    stores, never materialised: (the stored part, how many times each value repeats, how many
+    times along the last dimension)."""
+    if not any(s == 0 and n > 1 for s, n in zip(strides, shape, strict=False)):
+        return x, 1, 1
+    core = x[
+        tuple(slice(0, 1) if s == 0 and n > 1 else slice(None) for s, n in zip(strides, shape, strict=False))
+    ]
+    total = 1
+    for n in shape:
+        total *= n
+    stored = 1
+    for n in core.shape:
+        stored *= int(n)
+    along_last = shape[-1] if strides[-1] == 0 and shape[-1] > 1 else 1
+    return core, total // max(stored, 1), along_last
+
+
 def _torch(x: Any, _: str) -> Values:
     torch = sys.modules["torch"]
-    t = x.detach()
-    nonfinite = int((~torch.isfinite(t)).sum())
+    t, repeat, along_last = _stored(x.detach(), tuple(x.shape), tuple(x.stride()))
+    nonfinite = int((~torch.isfinite(t)).sum()) * repeat
     if nonfinite or t.numel() == 0:
         return Values(nonfinite, 0.0, 0.0)
     row_sums = torch.linalg.vector_norm(t, 1, dim=-1, dtype=torch.float32)
-    return Values(0, float(t.abs().max()), float(row_sums.max()))
+    return Values(0, float(t.abs().max()), float(row_sums.max()) * along_last)
 
 
 def _numpy_like(x: Any, framework: str) -> Values:
     xp = sys.modules["numpy" if framework == "numpy" else "jax.numpy"]
-    nonfinite = int(x.size - xp.isfinite(x).sum())
+    repeat, along_last = 1, 1
+    if framework == "numpy" and x.ndim:
+        x, repeat, along_last = _stored(x, tuple(x.shape), tuple(x.strides))
+    nonfinite = int(x.size - xp.isfinite(x).sum()) * repeat
     if nonfinite or x.size == 0:
         return Values(nonfinite, 0.0, 0.0)
     magnitude = xp.abs(x).astype(xp.float32 if framework == "jax" else xp.float64)
-    return Values(0, float(magnitude.max()), float(magnitude.sum(axis=-1).max()))
+    return Values(0, float(magnitude.max()), float(magnitude.sum(axis=-1).max()) * along_last)
 
 
 def _tensorflow(x: Any, _: str) -> Values:

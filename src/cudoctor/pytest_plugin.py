@@ -38,7 +38,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> 
     text = "\n".join(
         [api.exception_text(call.excinfo.value)] + [content for _, content in report.sections if content]
     )
-    diagnosis = api.explain(text)
+    diagnosis = api.explain(text, live=False)  # a fast note per failing test
     if not diagnosis.matched or not diagnosis.causes:
         return
     report.sections.append(("cudoctor", diagnosis.summary(max_causes=3)))

@@ -13,10 +13,12 @@ import os
 import socket
 import sqlite3
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from cudoctor import textfiles
 from cudoctor.model import Snapshot
 
 DB_SCHEMA = 1
@@ -33,6 +35,7 @@ CREATE TABLE IF NOT EXISTS snapshots (
     auto INTEGER NOT NULL DEFAULT 0,
     body TEXT NOT NULL
 )"""
+MAX_ID = 2**63 - 1  # SQLite's largest integer
 KEEP_AUTO = 20  # automatic "last known good" records kept; saved ones are never pruned
 
 
@@ -82,11 +85,12 @@ def connect(path: str, create: bool = True) -> Iterator[sqlite3.Connection]:
     exists = os.path.exists(path)
     if not create and not exists:
         raise StoreError(f"{path}: no snapshot database there (save one with: cudoctor snapshot save)")
+    uri = _uri(path)
     if exists:
-        with _open(f"file:{path}?mode=ro", path) as ro:
+        with _open(f"{uri}?mode=ro", path) as ro:
             _retry_while_locked(lambda: _validate(ro, path, allow_empty=create))
     if not create:
-        with _open(f"file:{path}?mode=ro", path) as conn:
+        with _open(f"{uri}?mode=ro", path) as conn:
             yield conn
         return
     folder = os.path.dirname(os.path.abspath(path))
@@ -97,9 +101,15 @@ def connect(path: str, create: bool = True) -> Iterator[sqlite3.Connection]:
             f"cannot create {folder} for the snapshot database ({exc.strerror}): "
             "choose another file with CUDOCTOR_DB=/path/to/snapshots.db or --db"
         ) from None
-    with _open(f"file:{path}", path) as conn:
+    with _open(uri, path) as conn:
         _retry_while_locked(lambda: _initialise(conn))
         yield conn
+
+
+def _uri(path: str) -> str:
+    """The path as an SQLite URI: '?', '#' and '%' in a file name are part of the name, never a
+    query, fragment or escape (a --db of 'x?mode=memory' must not become an in-memory database)."""
+    return "file:" + urllib.parse.quote(os.path.abspath(path), safe="/")
 
 
 def _retry_while_locked(step: Callable[[], None], patience_s: float = 60.0) -> None:
@@ -139,9 +149,10 @@ def _validate(conn: sqlite3.Connection, path: str, allow_empty: bool) -> None:
         app_id = conn.execute("PRAGMA application_id").fetchone()[0]
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        damage = _damage(conn) if app_id == APP_ID else None
     finally:
         conn.execute("ROLLBACK")
-    if app_id == 0 and tables == 0:
+    if app_id == 0 and tables == 0 and version == 0:
         if allow_empty:
             return
         raise EmptyStore(f"{path}: no snapshots saved yet")
@@ -151,7 +162,19 @@ def _validate(conn: sqlite3.Connection, path: str, allow_empty: bool) -> None:
         raise StoreError(
             f"{path} was written by a newer cudoctor (schema {version} > {DB_SCHEMA}); upgrade cudoctor to read it"
         )
+    if damage:
+        raise StoreError(
+            f"{path} is damaged ({damage}); it was left as it is: "
+            f"copy what can be read with: sqlite3 {path} .recover, or use another file with --db"
+        )
     conn.execute("SELECT count(*) FROM snapshots").fetchone()
+
+
+def _damage(conn: sqlite3.Connection) -> str | None:
+    """SQLite's own quick check of every page and index (milliseconds for a snapshot database):
+    a damaged file must be refused before anything is written into it."""
+    rows = [str(r[0]) for r in conn.execute("PRAGMA quick_check(3)").fetchall()]
+    return None if rows == ["ok"] else "; ".join(rows)[:300]
 
 
 def _initialise(conn: sqlite3.Connection) -> None:
@@ -219,10 +242,10 @@ def entries(path: str, limit: int = 50) -> list[Entry]:
     try:
         with connect(path, create=False) as conn:
             query = "SELECT id, created, label, host, good, findings, errors FROM snapshots ORDER BY id DESC LIMIT ?"
-            rows = conn.execute(query, (limit,)).fetchall()
+            rows = conn.execute(query, (min(max(limit, 0), MAX_ID),)).fetchall()
     except EmptyStore:
         return []
-    return [Entry(r[0], r[1], r[2], r[3], bool(r[4]), r[5], r[6]) for r in rows]
+    return [_entry(path, r) for r in rows]
 
 
 def count(path: str) -> int:
@@ -244,10 +267,37 @@ def load(path: str, ref: str) -> tuple[Entry, Snapshot]:
     if row is None:
         raise StoreError(f"no snapshot {ref!r} in {path} (see: cudoctor snapshot list)")
     try:
-        snap = Snapshot.from_json(json.loads(row[7]))
+        snap = Snapshot.from_json(textfiles.load_json(row[7]))
     except (ValueError, TypeError) as exc:
         raise StoreError(f"snapshot {row[0]} in {path} is unreadable: {exc}") from None
-    return Entry(row[0], row[1], row[2], row[3], bool(row[4]), row[5], row[6]), snap
+    return _entry(path, row), snap
+
+
+COLUMNS = (
+    ("id", int),
+    ("created", str),
+    ("label", str),
+    ("host", str),
+    ("good", int),
+    ("findings", int),
+    ("errors", int),
+)
+
+
+def _entry(path: str, row: tuple[Any, ...]) -> Entry:
+    """A row as cudoctor wrote it; one changed by another program (a column of the wrong type) is
+    refused with one line."""
+    for (name, kind), value in zip(COLUMNS, row, strict=False):
+        if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
+            raise StoreError(
+                f"{path}: snapshot {row[0]!r} has a {name} of type {type(value).__name__}, not "
+                f"{'text' if kind is str else 'a number'}: the database was changed by another program"
+            )
+        if value is None and name not in ("label", "host"):
+            raise StoreError(
+                f"{path}: snapshot {row[0]!r} has no {name}: the database was changed by another program"
+            )
+    return Entry(row[0], row[1], row[2], row[3], bool(row[4]), row[5], row[6])
 
 
 def _where(ref: str) -> tuple[str, tuple[Any, ...]]:
@@ -255,6 +305,9 @@ def _where(ref: str) -> tuple[str, tuple[Any, ...]]:
         return "good = 1", ()
     if ref == "latest":
         return "1 = 1", ()
-    if ref.isdigit():
-        return "id = ?", (int(ref),)
+    if ref.isascii() and ref.isdigit():  # '²' is a digit to Python, not an id
+        digits = ref.lstrip("0") or "0"
+        if len(digits) > 19 or int(digits) > MAX_ID:
+            return "0 = 1", ()  # no row has an id beyond SQLite's integers
+        return "id = ?", (int(digits),)
     return "label = ?", (ref,)

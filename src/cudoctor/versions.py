@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 
-_NUM = re.compile(r"\d+(?:\.\d+)*")
+# a version's parts have at most 18 digits: longer runs of digits are not versions (and a run of
+# thousands of them must cost neither time nor Python's limit on int() of long strings)
+_NUM = re.compile(r"(?<!\d)\d{1,18}(?:\.\d{1,18}(?!\d))*(?!\d)")
 
 Version = tuple[int, ...]
 
@@ -15,6 +17,18 @@ def parse(text: str | None) -> Version | None:
         return None
     m = _NUM.search(str(text))
     return tuple(int(p) for p in m.group(0).split(".")) if m else None
+
+
+LARGE = 10**18  # what a number of more than 18 digits in a report or a log is read as
+
+
+def integer(digits: str) -> int:
+    """int() for digits read from text a person gives cudoctor: a run of more than 18 digits is read
+    as LARGE (never Python's error for int() of a long string, nor its quadratic time)."""
+    text = digits.strip()
+    sign = -1 if text.startswith("-") else 1
+    significant = text.lstrip("+-").lstrip("0")  # Python's limit counts leading zeros too
+    return sign * LARGE if len(significant) > 18 else sign * int(significant or "0")
 
 
 def fmt(v: Version | None) -> str:
@@ -56,7 +70,7 @@ def cuda_from_int(value: int) -> str:
 
 def cudnn_from_int(value: str | None) -> str | None:
     """cuDNN's integer version: 8401 -> '8.4.1' (before 9: major*1000), 90100 -> '9.1.0'."""
-    if not value or not value.isdigit():
+    if not value or not value.isascii() or not value.isdigit() or len(value) > 9:
         return None
     n = int(value)
     major, rest = (n // 10000, n % 10000) if n >= 90000 else (n // 1000, n % 1000)
@@ -80,10 +94,12 @@ def cc_tuple(cc: str | None) -> Version | None:
     if not cc:
         return None
     text = str(cc).strip().lower()
-    m = re.search(r"(\d+)\.(\d+)", text)
+    if len(text) > 64:  # '8.6', 'sm_90a', 'NVIDIA H100 (9.0)': never long
+        return None
+    m = re.search(r"(?<!\d)(\d{1,3})\.(\d{1,3})(?!\d)", text)
     if m:
         return (int(m.group(1)), int(m.group(2)))
-    m = re.search(r"(?:sm_|compute_)?(\d{2,3})[af]?$", text)
+    m = re.search(r"(?:sm_|compute_|(?<!\d))(\d{2,3})[af]?$", text)
     if m:
         digits = m.group(1)
         return (int(digits[:-1]), int(digits[-1]))

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from cudoctor import textfiles
 from cudoctor.explainer import benign, evidence, logfacts, rank, scan
 from cudoctor.facts.stated import KEYS as stated_keys
 from cudoctor.fixes import scope
@@ -81,8 +82,10 @@ def run_scan(path: str) -> scan.ScanResult:
         raise InputError(str(exc)) from None
     try:
         result = scan.scan(stream, progress=_progress_printer(path))
-    except (scan.LogError, EOFError, OSError) as exc:
+    except scan.LogError as exc:
         raise InputError(f"{path}: {exc}") from None
+    except scan.READ_ERRORS as exc:
+        raise InputError(f"cannot read {path}: {scan.read_error(exc)}") from None
     finally:
         if path != "-":
             stream.close()
@@ -97,7 +100,7 @@ def _stated(facts_path: str | None) -> dict[str, Any]:
         return {}
     try:
         with open(facts_path, encoding="utf-8") as fh:
-            data = json.load(fh)
+            data = textfiles.load_json(fh.read())
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -386,6 +389,13 @@ def _facts_for(
     if args.no_live:
         used["left_out_because"] = ["--no-live"]
         return snap, used
+    return _with_this_machine(result, snap, used, stated=bool(args.facts or args.snapshot))
+
+
+def _with_this_machine(
+    result: scan.ScanResult, snap: Snapshot, used: dict[str, Any], stated: bool
+) -> tuple[Snapshot, dict[str, Any]]:
+    """This machine's facts added to `snap` when the log comes from this machine (explainer/whose.py)."""
     from cudoctor.explainer import whose
     from cudoctor.facts import collect_live
 
@@ -395,7 +405,29 @@ def _facts_for(
         used["left_out_because"] = differ
         return snap, used
     used["this_machine"] = True
-    return (snap.merged_with(live) if args.facts or args.snapshot else live), used
+    return (snap.merged_with(live) if stated else live), used
+
+
+def explain_text(text: str, stated: Mapping[str, Any], live: bool) -> dict[str, Any]:
+    """What `cudoctor explain` prints as JSON for a text (the Python API's cudoctor.explain): the same
+    steps, with this machine's facts when `live` and the text comes from this machine."""
+    from cudoctor.facts.stated import from_stated
+
+    result = scan.scan(io.BytesIO(text.encode("utf-8", "replace")))
+    hint = guess_framework(result, stated)
+    snap = from_stated(stated, hint)
+    used: dict[str, Any] = {
+        "stated": bool(stated),
+        "snapshot": False,
+        "log": sorted(result.facts),
+        "this_machine": False,
+        "left_out_because": [] if live else ["live=False"],
+    }
+    if live:
+        snap, used = _with_this_machine(result, snap, used, stated=bool(stated))
+    doc = to_json(_explained(result, snap, stated, hint), hint)
+    doc["facts_used"] = used
+    return doc
 
 
 def facts_line(used: dict[str, Any] | None) -> str:

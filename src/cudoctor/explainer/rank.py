@@ -170,7 +170,7 @@ def log_scores(matches: list[Match], root: Match | None) -> dict[str, RankedCaus
 def _numbers_product(text: str) -> int:
     best = 0
     for shape in re.findall(r"\b\d+(?:\s*[x×,]\s*\d+){2,}\b", text):
-        dims = [int(d) for d in re.findall(r"\d+", shape)]
+        dims = [versions.integer(d) for d in re.findall(r"\d+", shape)]
         prod = 1
         for d in dims:
             prod *= d
@@ -184,7 +184,7 @@ def capture_rules(ranked: dict[str, RankedCause], matches: list[Match], snap: Sn
     seen_lists: set[str] = set()
     for m in matches:
         caps = m.captures
-        dims = [int(caps[k]) for k in ("m", "n", "k") if caps.get(k, "").isdigit()]
+        dims = [versions.integer(caps[k]) for k in ("m", "n", "k") if caps.get(k, "").isdigit()]
         if dims and max(dims) >= 2**20:
             bump(
                 ranked,
@@ -203,7 +203,7 @@ def capture_rules(ranked: dict[str, RankedCause], matches: list[Match], snap: Sn
             )
             bump(ranked, "arch-unsupported", 0.3, "the GPU predates bfloat16 tensor cores")
         if caps.get("driver_cuda_int", "").isdigit():
-            found = versions.cuda_from_int(int(caps["driver_cuda_int"]))
+            found = versions.cuda_from_int(versions.integer(caps["driver_cuda_int"]))
             bump(
                 ranked,
                 "driver-too-old",
@@ -213,7 +213,7 @@ def capture_rules(ranked: dict[str, RankedCause], matches: list[Match], snap: Sn
         if caps.get("cpu_op") and gpus:
             _gpu_left_idle_rule(ranked, m.line, caps["cpu_op"], gpus)
         if caps.get("smem_limit", "").isdigit():
-            _shared_memory_rule(ranked, m.line, int(caps["smem_limit"]))
+            _shared_memory_rule(ranked, m.line, versions.integer(caps["smem_limit"]))
         if caps.get("home_list") and caps["home_list"] not in seen_lists:
             seen_lists.add(caps["home_list"])
             _path_list_rule(ranked, m.line, caps["home_list"])
@@ -222,7 +222,7 @@ def capture_rules(ranked: dict[str, RankedCause], matches: list[Match], snap: Sn
             caps.get("param") or caps.get("mkl_param"),
         )
         if routine and number and number.isdigit():
-            _blas_argument_rule(ranked, m.line, routine, int(number))
+            _blas_argument_rule(ranked, m.line, routine, versions.integer(number))
         if caps.get("alloc_key"):
             setting_rules.alloc_key_rule(ranked, m.line, caps["alloc_key"], snap)
         if m.sig.id == "arch-unsupported/cpp-extension-unknown-arch":  # its capture may be empty
@@ -232,7 +232,9 @@ def capture_rules(ranked: dict[str, RankedCause], matches: list[Match], snap: Sn
         if caps.get("gloo_iface"):
             setting_rules.gloo_iface_rule(ranked, m.line, caps["gloo_iface"], snap)
         if caps.get("mem_free", "").isdigit() and caps.get("mem_total", "").isdigit():
-            _memory_left_rule(ranked, m.line, int(caps["mem_free"]), int(caps["mem_total"]))
+            _memory_left_rule(
+                ranked, m.line, versions.integer(caps["mem_free"]), versions.integer(caps["mem_total"])
+            )
     text = " ".join(m.text for m in matches) + " " + other
     if _numbers_product(text) >= INT32:
         bump(

@@ -124,7 +124,7 @@ def _status_codes(line: str) -> list[Reading]:
     read_at: set[int] = set()  # where a number was read by its format: the text reader leaves it
 
     def by_number(enum_id: str, m: re.Match[str], group: int) -> None:
-        n, near = int(m.group(group)), line[m.end() : m.end() + 120]
+        n, near = versions.integer(m.group(group)), line[m.end() : m.end() + 120]
         read_at.add(m.start(group))
         rows = t.numbers.get((enum_id, n), [])
         if len({id(r) for r, _ in rows}) > 1:  # two numberings disagree: the row's own text decides
@@ -179,7 +179,7 @@ def _number_next_to_text(line: str, add: Callable[..., None], read_at: set[int])
     enums = [e for e in t.enums if e.get("text_context", "") in low]
     for m in NUMBER.finditer(line):
         for enum in enums if m.start() not in read_at else []:
-            for row, old in t.numbers.get((enum["id"], int(m.group(1))), []):
+            for row, old in t.numbers.get((enum["id"], versions.integer(m.group(1))), []):
                 text = row.get("text", "").lower()
                 after = low[m.end() : m.end() + len(text) + 6].lstrip(" :,)]-")
                 if text and (after.startswith(text) or _text_before(low[: m.start()], text)):
@@ -320,7 +320,7 @@ def _compiled_vs_loaded(line: str) -> list[Reading]:
         found = FOUND_VERSION.search(line)
         facts = {"library": "driver", "older": "driver"}
         if found:
-            facts["loaded"] = versions.cuda_from_int(int(found.group(1)))
+            facts["loaded"] = versions.cuda_from_int(versions.integer(found.group(1)))
         what = "the NVIDIA driver is older than the CUDA the program was built with"
         return [Reading("compiled-vs-loaded", {"driver-too-old": 0.95, "no-gpu-visible": 0.1}, what, facts)]
     if driver:  # XLA: the driver's CUDA version is older than the ptxas CUDA version
@@ -364,7 +364,7 @@ def _normalise(raw: str, lib: str) -> str:
         return ".".join(re.findall(r"\d+", raw))
     if "." in raw:
         return raw
-    n = int(raw)
+    n = versions.integer(raw)
     if lib == "cudnn":
         return versions.cudnn_from_int(raw) or raw
     if lib in ("cuda", "driver"):

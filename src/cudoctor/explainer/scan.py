@@ -7,6 +7,7 @@ normalised and matched against the full signature patterns.
 
 from __future__ import annotations
 
+import bisect
 import codecs
 import collections
 import dataclasses
@@ -15,6 +16,7 @@ import io
 import os
 import re
 import sys
+import zlib
 from collections.abc import Callable
 from typing import IO, cast
 
@@ -26,10 +28,15 @@ from cudoctor.explainer.signatures import Signature
 CHUNK = 8 << 20
 MAX_CARRY = 1 << 20  # a "line" longer than this is scanned in pieces
 KEEP_LINE = 2000  # characters of a matched line kept for the report
+LONG_LINE = KEEP_LINE  # bytes: a longer line is matched in pieces around its anchor hits
+WINDOW = 1000  # bytes either side of an anchor hit in a long line
+MAX_WINDOWS = 64  # pieces matched per long line
+PIECE_CONTEXT = 80  # characters shown either side of a match in a piece of a long line
 MAX_MATCHES_PER_SIG = 50
 TAIL_LINES = 40
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+ANSI_BYTES = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
 PREFIXES = [
     re.compile(r"^\[?rank\s*(?P<rank>\d+)\]?\s*:\s*", re.I),
     re.compile(r"^\[\d+,(?P<rank>\d+)\]<std(?:out|err)>:\s*"),
@@ -41,7 +48,7 @@ PREFIXES = [
 ]
 
 
-class LogError(Exception):
+class LogError(ValueError):
     """The log cannot be read as text."""
 
 
@@ -96,6 +103,8 @@ def normalise(raw: str) -> tuple[str, str, int | None]:
 def open_log(path: str) -> IO[bytes]:
     """A binary stream for a path, '-' (stdin) or a gzip file; raises LogError with one line."""
     if path == "-":
+        if sys.stdin is None:
+            raise LogError("standard input is closed: nothing to explain")
         stream: IO[bytes] = sys.stdin.buffer
     else:
         if os.path.isdir(path):
@@ -106,12 +115,29 @@ def open_log(path: str) -> IO[bytes]:
             raise LogError(f"{path} does not exist") from None
         except OSError as exc:
             raise LogError(f"cannot read {path}: {exc.strerror}") from None
-    head = stream.peek(2)[:2] if isinstance(stream, io.BufferedReader) else b""
-    if head == b"\x1f\x8b":
-        stream = cast(IO[bytes], gzip.GzipFile(fileobj=stream))
-    peek = getattr(stream, "peek", None)  # BufferedReader and GzipFile have it
-    encoding = textfiles.utf16_encoding(peek(512)[:512]) if peek is not None else None
+    name = "standard input" if path == "-" else path
+    try:
+        head = stream.peek(2)[:2] if isinstance(stream, io.BufferedReader) else b""
+        if head == b"\x1f\x8b":
+            stream = cast(IO[bytes], gzip.GzipFile(fileobj=stream))
+        peek = getattr(stream, "peek", None)  # BufferedReader and GzipFile have it
+        encoding = textfiles.utf16_encoding(peek(512)[:512]) if peek is not None else None
+    except READ_ERRORS as exc:
+        stream.close()
+        raise LogError(f"cannot read {name}: {read_error(exc)}") from None
     return cast(IO[bytes], _AsUtf8(stream, encoding)) if encoding else stream
+
+
+READ_ERRORS = (OSError, EOFError, zlib.error)  # a damaged gzip stream raises all three
+
+
+def read_error(exc: BaseException) -> str:
+    """One line for what went wrong reading a log (a truncated or damaged gzip file, an I/O error)."""
+    if isinstance(exc, EOFError):
+        return "the gzip file is truncated (it ends before its end-of-stream marker)"
+    if isinstance(exc, gzip.BadGzipFile | zlib.error):
+        return f"not a valid gzip file ({exc})"
+    return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
 
 
 class _AsUtf8(io.RawIOBase):
@@ -261,32 +287,79 @@ def _remember_tail(
     ts = max(start, end - 64 * 1024)
     piece = buf[ts:end]
     first = line_after - piece.count(b"\n")
-    lines = piece.split(b"\n")
-    if ts > start and buf[ts - 1 : ts] != b"\n":
-        lines, first = lines[1:], first + 1
+    lines = piece.split(b"\n")  # the first may be the end of a longer line: kept, as its end
     for i, raw in enumerate(lines):
         if raw.strip():
-            tail.append((first + i, raw))
+            tail.append((first + i, _line_end(raw)))
+
+
+def _line_end(raw: bytes) -> bytes:
+    """A tail line as a terminal shows it: a long one by its end, after its last carriage return."""
+    if len(raw) <= LONG_LINE:
+        return raw
+    raw = raw[-LONG_LINE:]
+    cr = raw.rfind(b"\r")
+    return raw[cr + 1 :] if cr >= 0 and raw[cr + 1 :].strip() else raw
 
 
 def _match_lines(
     buf: bytes, offsets: list[int], start: int, end: int, line_base: int, result: ScanResult
 ) -> None:
-    seen_starts: set[int] = set()
-    counted_to, line_no = start, line_base
-    for off in offsets:
-        nl = buf.rfind(b"\n", start, off)
+    """Match each line holding an anchor hit once; linear in the window whatever the hits: a line's
+    start is looked for only back to the end of the line matched before it."""
+    counted_to, line_no, line_end, i = start, line_base, start - 1, 0
+    while i < len(offsets):
+        off = offsets[i]
+        nl = buf.rfind(b"\n", max(start, line_end), off)
         line_start = start if nl < 0 else nl + 1
-        if line_start in seen_starts:
-            continue
-        seen_starts.add(line_start)
         line_no += buf.count(b"\n", counted_to, line_start)
         counted_to = line_start
         line_end = buf.find(b"\n", off, end)
-        _match_one(line_no, _decode(buf[line_start : line_end if line_end >= 0 else end]), result)
+        line_end = end if line_end < 0 else line_end
+        j = bisect.bisect_left(offsets, line_end, i)  # the hits on this line
+        if line_end - line_start <= LONG_LINE:
+            _match_one(line_no, _decode(buf[line_start:line_end]), result)
+        else:
+            for w_start, w_end in _windows(buf, offsets[i:j], line_start, line_end):
+                _match_one(line_no, _decode(buf[w_start:w_end]), result, piece=True)
+        i = j
 
 
-def _match_one(line_no: int, raw: str, result: ScanResult) -> None:
+def _windows(buf: bytes, hits: list[int], line_start: int, line_end: int) -> list[tuple[int, int]]:
+    """Pieces of a long line around its anchor hits: the first MAX_WINDOWS - 1 and the last one (an
+    error is often printed at the end of a line that progress bars rewrote with carriage returns).
+    A piece starts after the last carriage return before its hit, as a terminal would show it."""
+    found: list[tuple[int, int]] = []
+    k = 0
+    while k < len(hits) and len(found) < MAX_WINDOWS - 1:
+        found.append(_window_at(buf, hits[k], line_start, line_end))
+        k = bisect.bisect_left(hits, found[-1][1], k + 1)
+    if k < len(hits):
+        found.append(_window_at(buf, hits[-1], max(line_start, found[-1][1]), line_end))
+    return found
+
+
+def _window_at(buf: bytes, hit: int, line_start: int, line_end: int) -> tuple[int, int]:
+    w_start = max(line_start, hit - WINDOW)
+    cr = buf.rfind(b"\r", w_start, hit)
+    if cr >= 0:
+        w_start = cr + 1
+    else:  # not in the middle of a colour code
+        esc = buf.rfind(b"\x1b", max(line_start, w_start - 16), w_start)
+        code = ANSI_BYTES.match(buf, esc) if esc >= 0 else None
+        if code is not None and code.end() > w_start:
+            w_start = code.end()
+    return w_start, min(line_end, hit + WINDOW)
+
+
+def _around(body: str, start: int, end: int) -> str:
+    """What is shown of a match in a piece of a long line: the match with a little on either side."""
+    left, right = max(0, start - PIECE_CONTEXT), min(len(body), end + PIECE_CONTEXT)
+    return ("…" if left else "") + body[left:right] + ("…" if right < len(body) else "")
+
+
+def _match_one(line_no: int, raw: str, result: ScanResult, piece: bool = False) -> None:
+    """Match one line (or, `piece`, a piece of a long one) against the signatures."""
     text, body, rank = normalise(raw)
     logfacts.record(body, body.lower(), line_no, result.facts)
     harmless = benign.match(text)
@@ -309,4 +382,5 @@ def _match_one(line_no: int, raw: str, result: ScanResult) -> None:
             result.counts[sig.id] += 1
             if result.counts[sig.id] <= MAX_MATCHES_PER_SIG:
                 caps = {k: v for k, v in m.groupdict().items() if v}
-                result.matches.append(Match(line_no, text, body, rank, sig, caps))
+                shown = _around(body, m.start(), m.end()) if piece else text
+                result.matches.append(Match(line_no, shown, body, rank, sig, caps))

@@ -6,11 +6,11 @@ kernel.dmesg_restrict is 1; what each code means is data (knowledge/xid.toml), r
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 from collections.abc import Sequence
 from typing import Any
 
+from cudoctor import runner
 from cudoctor.model import Fact, absent, known, unknown
 
 XID_LINE = re.compile(r"NVRM: Xid \((?:PCI:)?(?P<pci>[^)]*)\):? (?P<code>\d+)\b,?\s*(?P<rest>.*)")
@@ -35,12 +35,9 @@ def xid_events(cmd: Sequence[str] = ("dmesg",), timeout: float = 5.0) -> Fact:
     """host.xid_events from the kernel log; unknown when it cannot be read (not root, no dmesg)."""
     if not sys.platform.startswith("linux"):
         return absent("host.xid_events", "dmesg", "read on Linux only")
-    try:
-        done = subprocess.run(list(cmd), capture_output=True, text=True, errors="replace", timeout=timeout)
-    except FileNotFoundError:
-        return unknown("host.xid_events", "dmesg", f"{cmd[0]} not found")
-    except subprocess.TimeoutExpired:
-        return unknown("host.xid_events", "dmesg", f"{cmd[0]} took more than {timeout:g} s")
+    done = runner.run(cmd, timeout=timeout)  # its own process group: a timeout kills its children too
+    if done.returncode is None:
+        return unknown("host.xid_events", "dmesg", done.error or f"{cmd[0]} did not finish")
     if done.returncode != 0:
         why = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
         return unknown(

@@ -65,7 +65,7 @@ def split_gpus(text: str) -> list[str]:
         count = re.match(r"^(\d+)\s*[x×]\s*", p.strip())
         p = p.strip()[count.end() :] if count else p.strip()
         if p and re.search(r"[a-zA-Z]", p):
-            out += [p] * min(int(count.group(1)) if count else 1, MAX_STATED_GPUS)
+            out += [p] * min(versions.integer(count.group(1)) if count else 1, MAX_STATED_GPUS)
     return out[:MAX_STATED_GPUS]
 
 
@@ -81,7 +81,7 @@ def gpu_memory(written: str) -> tuple[str, int | None]:
         return written, None
     inside = m.group(0)[:1] == "-"
     name = written if inside else (written[: m.start()] + written[m.end() :]).strip(" ,")
-    return name or written, int(m.group(1)) * 1024
+    return name or written, versions.integer(m.group(1)) * 1024
 
 
 def gpu_facts(gpu: str, cc_text: str) -> list[Fact]:
@@ -120,7 +120,11 @@ def driver_facts(text: str) -> list[Fact]:
         facts.append(known("driver.cuda_version", cuda.group(1), "stated:driver"))
     elif number:
         facts.append(
-            known("driver.cuda_version", versions.cuda_from_int(int(number.group(1))), "stated:driver")
+            known(
+                "driver.cuda_version",
+                versions.cuda_from_int(versions.integer(number.group(1))),
+                "stated:driver",
+            )
         )
     elif m:
         best = knowledge.max_cuda_for_driver(m.group(1) if "." in m.group(1) else m.group(1) + ".999")

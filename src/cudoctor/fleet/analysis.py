@@ -12,8 +12,9 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
+from cudoctor import textfiles
 from cudoctor.inputs import InputError
-from cudoctor.model import Snapshot
+from cudoctor.model import Snapshot, check_schema
 
 FINGERPRINT_ENV = (
     "LD_LIBRARY_PATH",
@@ -64,30 +65,38 @@ class FleetResult:
         }
 
 
-def _value(facts: dict[str, Any], key: str) -> Any:
-    fact = facts.get(key) or {}
-    return fact.get("value") if fact.get("status", "known") == "known" else None
+def _value(facts: dict[str, Any], key: str, kind: type | tuple[type, ...] = object) -> Any:
+    """A known fact's value when it has the type cudoctor writes (a report from elsewhere may not)."""
+    fact = facts.get(key)
+    if not isinstance(fact, dict) or fact.get("status", "known") != "known":
+        return None
+    value = fact.get("value")
+    return value if isinstance(value, kind) else None
+
+
+def _records(facts: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    return [r for r in _value(facts, key, list) or [] if isinstance(r, dict)]
 
 
 def fingerprint(snapshot: dict[str, Any]) -> dict[str, str]:
     """The facts that should be identical across a homogeneous fleet, as printable strings."""
     facts = snapshot.get("facts", {})
-    gpus = _value(facts, "gpu.devices") or []
+    gpus = _records(facts, "gpu.devices")
     names = collections.Counter(str(g.get("name")) for g in gpus)
     fp = {
         "GPUs": ", ".join(f"{n}x {name}" for name, n in sorted(names.items())) or "none",
-        "driver": str(_value(facts, "driver.version") or "none"),
-        "driver CUDA": str(_value(facts, "driver.cuda_version") or "none"),
-        "toolkits": " ".join(sorted(str(t.get("version")) for t in _value(facts, "cuda.toolkits") or []))
+        "driver": str(_value(facts, "driver.version", (str, int, float)) or "none"),
+        "driver CUDA": str(_value(facts, "driver.cuda_version", (str, int, float)) or "none"),
+        "toolkits": " ".join(sorted(str(t.get("version")) for t in _records(facts, "cuda.toolkits")))
         or "none",
-        "python": str((_value(facts, "host.python") or {}).get("version", "?")),
+        "python": str((_value(facts, "host.python", dict) or {}).get("version", "?")),
     }
     for name in FRAMEWORKS:
         info = _value(facts, f"framework.{name}")
         if isinstance(info, dict):
             extra = ", ".join(f"{k} {info[k]}" for k in ("cuda", "cudnn") if info.get(k))
             fp[name] = f"{info.get('version')} ({info.get('build')}{', ' + extra if extra else ''})"
-    env = _value(facts, "env") or {}
+    env = {k: str(v) for k, v in (_value(facts, "env", dict) or {}).items()}
     for var in FINGERPRINT_ENV:
         if var in env:
             fp[f"${var}"] = env[var]
@@ -179,12 +188,18 @@ def load_reports(paths: Iterable[str]) -> list[NodeReport]:
     for f in files:
         name = os.path.splitext(os.path.basename(f))[0]
         try:
-            with open(f, encoding="utf-8") as fh:
-                data = json.load(fh)
+            with open(f, "rb") as fh:
+                data = textfiles.load_json(textfiles.decode(fh.read(), errors="strict"))
             snap = data.get("snapshot", data) if isinstance(data, dict) else None
             if not isinstance(snap, dict) or not isinstance(snap.get("facts"), dict):
                 raise ValueError("not a cudoctor report")
-            host = _value(snap["facts"], "host.name")
+            if snap is not data:
+                check_schema(data.get("schema"), "report")
+            read = Snapshot.from_json(snap)  # facts of the wrong shape are left out here
+            if not read.facts:
+                raise ValueError("no facts in it")
+            snap = read.to_json()
+            host = _value(snap["facts"], "host.name", str)
             fp = fingerprint(snap)
             key = json.dumps(fp, sort_keys=True)
             keep = key not in kept
