@@ -596,7 +596,9 @@ def test_validation_rejects_a_fix_naming_a_value_the_pattern_does_not_capture(mo
     bad = dataclasses.replace(good, id="test/bad-fix", fix=("raise {num_warps}",))
     monkeypatch.setattr(signatures, "load", lambda: (good, bad))
     assert signatures.validate() == [
-        "test/bad-fix: fix names {num_warps}, which the pattern does not capture"
+        "test/bad-fix: fix names {num_warps}, which the pattern does not capture",
+        # the step that used {smem_required} is gone, and it is no capture code reads
+        "test/bad-fix: captures smem_required, which is no placeholder of its fix or why and not in READ or SHOWN",
     ]
     assert bad.fixes_for({}) == ["raise <num_warps>"]
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,7 @@ def test_tables_validate() -> None:
 
 def test_signatures_validate() -> None:
     assert signatures.validate() == []
+    assert signatures.registry_problems() == []
 
 
 @pytest.mark.parametrize("sig", signatures.load(), ids=lambda s: s.id)
@@ -167,3 +170,104 @@ def test_framework_libs_step_names_only_an_extra_that_release_has(
 ) -> None:
     step = knowledge.framework_libs_step(framework, version, cuda)
     assert extra in step if extra and step else step is None and extra is None
+
+
+SIGNATURE_DIR = Path(ROOT, "src", "cudoctor", "knowledge", "signatures")
+
+
+def test_signature_files_hold_one_cause_each_in_order_of_id() -> None:
+    """knowledge/signatures/<cause>.toml: every row's id starts with its file's cause, rows sorted by id,
+    no file over 2,000 lines, no section headers ("round N" or any other): a row's history is its source."""
+    files = sorted(SIGNATURE_DIR.glob("*.toml"))
+    assert [str(p) for p in files] == list(signatures.files())
+    assert not Path(ROOT, "src", "cudoctor", "knowledge", "signatures.toml").exists()
+    causes = set(knowledge.causes())
+    for path in files:
+        ids = [row["id"] for row in knowledge.table(f"signatures/{path.stem}")["signature"]]
+        assert path.stem in causes, path.name
+        assert ids and ids == sorted(ids), path.name
+        assert {i.split("/")[0] for i in ids} == {path.stem}, path.name
+        lines = path.read_text(encoding="utf-8").splitlines()
+        assert len(lines) <= 2000, path.name
+        assert not [ln for ln in lines if ln.startswith("# ---") or re.match(r"#.*\bround \d+", ln, re.I)]
+    assert [s.id for s in signatures.load()] == sorted(s.id for s in signatures.load())
+
+
+def test_a_capture_declared_nowhere_fails_validation(monkeypatch) -> None:
+    good = next(s for s in signatures.load() if s.id == "env-setting-invalid/torch-alloc-conf-unknown-option")
+    typo = dataclasses.replace(
+        good,
+        id="test/typo",
+        regex=re.compile(r"Unrecognized CachingAllocator option: (?P<alloc_kye>\S+)"),
+        fix=(),
+        fix_for={},
+        why=None,
+    )
+    placeholder = dataclasses.replace(typo, id="test/placeholder", fix=("unset {alloc_kye}",))
+    monkeypatch.setattr(signatures, "load", lambda: (good, typo, placeholder))
+    assert [p for p in signatures.validate() if "test/" in p] == [
+        "test/typo: captures alloc_kye, which is no placeholder of its fix or why and not in READ or SHOWN"
+    ]
+
+
+def test_a_declared_capture_no_signature_provides_fails_validation(monkeypatch) -> None:
+    monkeypatch.setitem(signatures.READ, "gpu_count", "rank.py: a made-up rule")
+    monkeypatch.setitem(signatures.CODE_IDS, "gpu-oom/no-such-signature", "rank.py: a made-up rule")
+    assert signatures.registry_problems() == [
+        "READ declares gpu_count, which no signature captures",
+        "code names signature gpu-oom/no-such-signature, which no row has",
+    ]
+
+
+CODE_READS = re.compile(r"""\b(?:caps|captures)(?:\.get\(|\[)\s*["'](\w+)["']""")
+CODE_IDS = re.compile(r"""\.id\s*(?:==|!=)\s*["']([\w-]+/[\w-]+)["']|\.id\s+in\s+\(([^)]*)\)""")
+
+
+def _sources() -> dict[str, str]:
+    pkg = Path(ROOT, "src", "cudoctor")
+    return {str(p.relative_to(pkg)): p.read_text(encoding="utf-8") for p in pkg.rglob("*.py")}
+
+
+def test_every_capture_code_reads_is_declared_and_every_declared_one_is_read() -> None:
+    """The names code looks up in a match's captures are READ's keys; each READ key is in the code."""
+    sources = _sources()
+    read = {name for text in sources.values() for name in CODE_READS.findall(text)}
+    assert read - set(signatures.READ) == set()
+    code = "\n".join(text for path, text in sources.items() if path != "explainer/signatures.py")
+    assert [name for name in signatures.READ if f'"{name}"' not in code] == []
+
+
+def test_signature_ids_that_code_names_exist() -> None:
+    ids = {s.id for s in signatures.load()}
+    named = {
+        i
+        for path, text in _sources().items()
+        if path != "explainer/signatures.py"
+        for one, many in CODE_IDS.findall(text)
+        for i in (one, *re.findall(r"[\w-]+/[\w-]+", many))
+        if i
+    }
+    assert named - set(signatures.CODE_IDS) == set()
+    assert set(signatures.CODE_IDS) - ids == set()
+
+
+@pytest.mark.parametrize(
+    ("first", "later"),
+    [(first, later) for first, named in signatures.TRIED_BEFORE.items() for later in named],
+)
+def test_signatures_tried_first_win_their_ties(first: str, later: str) -> None:
+    """Each pair of TRIED_BEFORE matches one line of an example or a corpus report, equally specific,
+    and the root error of that line alone is the one tried first."""
+    import io
+
+    from cudoctor.explainer import corpus, rank, scan
+
+    by_id = {s.id: s for s in signatures.load()}
+    a, b = by_id[first], by_id[later]
+    assert (a.specificity, a.warning) == (b.specificity, b.warning)
+    texts = [*a.examples, *b.examples, *(ln for r in corpus.load() for ln in r.log.splitlines())]
+    line = next(t for t in texts if a.regex.search(t) and b.regex.search(t))
+    result = scan.scan(io.BytesIO(line.encode("utf-8")))
+    matches = rank.drop_refined(sorted(result.matches, key=lambda m: m.line))
+    root = rank.pick_root(matches)
+    assert root is not None and root.sig.id == first

@@ -1,9 +1,15 @@
-"""Signatures (knowledge/signatures.toml) compiled for matching, plus their validation."""
+"""Signatures (knowledge/signatures/<cause>.toml) compiled for matching, plus their validation.
+
+The files are read in alphabetical order of name, each one's rows as written (alphabetical by id), so
+the order signatures are tried in, and the earliest of equally specific matches on one line, never
+depends on where a row was added.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, TypeVar
@@ -11,6 +17,64 @@ from typing import Any, Protocol, TypeVar
 from cudoctor import knowledge, versions
 
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+# The contract between the signature files and code. A capture (a named group of a pattern) that its
+# row uses only as a {name} placeholder in its own fix, fix_for or why needs no entry here; every other
+# capture name is declared once: READ if code acts on it (the module that does, and what it holds), SHOWN
+# if it is only reported (explain's JSON lists every match's captures). A new name in READ needs the
+# code that reads it; tests/test_knowledge.py fails on a capture declared nowhere, on a READ name no
+# signature captures, and on a capture code reads that READ does not list.
+READ: dict[str, str] = {
+    "alloc_key": "rank.py -> setting_rules.alloc_key_rule: a PYTORCH_CUDA_ALLOC_CONF key, looked up by torch release",
+    "arch": "rank.py: the compute_NN a compiler refused (digits), checked against the CUDA versions in the facts",
+    "arch_entry": "rank.py -> setting_rules.arch_entry_rule: the TORCH_CUDA_ARCH_LIST entry torch refused",
+    "cpu_op": "rank.py: an operation that ran on the CPU although the facts list a GPU",
+    "driver_cuda_int": "rank.py: the driver's CUDA version as an integer (11020), said back as 11.2",
+    "dtype": "rank.py: a cuBLAS data type (CUDA_R_16BF) checked against the GPU's compute capability",
+    "gloo_iface": "rank.py -> setting_rules.gloo_iface_rule: the interface GLOO_SOCKET_IFNAME names",
+    "home_list": "rank.py: a PATH-like list a CUDA_HOME holds, split into the directory it meant",
+    "k": "rank.py: a GEMM dimension (with m and n): one of 2**20 or more hits cuBLAS size limits",
+    "lib": "rank.py: the library that failed to load (a cuDNN one moves the weight to cudnn-mismatch; libcuda on WSL)",
+    "m": "rank.py: a GEMM dimension (with n and k)",
+    "mem_free": "rank.py: GPU memory free when a library could not start (with mem_total)",
+    "mem_total": "rank.py: the GPU's memory (with mem_free)",
+    "mkl_param": "rank.py: the number of the argument MKL refused (as param)",
+    "mkl_routine": "rank.py: the routine MKL named (as routine)",
+    "n": "rank.py: a GEMM dimension (with m and k)",
+    "param": "rank.py: the number of the argument a BLAS routine refused, named from blas_args.toml",
+    "routine": "rank.py: the BLAS routine that refused an argument (SGEMM)",
+    "sm": "rank.py -> gpu_rules.dropped_arch_rule: the sm_NN of the root error, checked against the GPUs",
+    "smem_limit": "rank.py: the shared memory per block the hardware allows, checked against the GPUs",
+    "xid": "rank.py: an NVIDIA Xid number, looked up in xid.toml (its causes replace the signature's)",
+}
+SHOWN: frozenset[str] = frozenset(
+    {
+        *("a", "b", "ashape", "bshape", "d1", "d2", "dim", "index", "tf_index", "tf_size"),  # shapes, indices
+        *("got", "got2", "got3", "got4", "want", "want2", "want3", "want4", "need"),  # dtypes, capabilities
+        *(
+            "built",
+            "found",
+            "lib_found",
+            "lib2",
+            "cuda",
+            "cudnn",
+            "cuda_major",
+            "cuda_minor",
+            "cc",
+        ),  # versions
+        *("driver_cuda", "ptx", "ptxas", "kernel", "dso", "gcc_max", "clang_max", "isa"),  # versions, tools
+        *("builtins", "builtins_dll", "path", "symbol", "status", "call", "spec", "device", "gpu", "mode"),
+        *("op", "tf_op", "tf_det_op", "method", "assertion", "param_name", "first_key"),  # operations, names
+        *("alloc_bound", "alloc_value", "jax_allocator", "jax_fraction", "tf_env_type"),  # settings
+        *("size", "size_old", "held", "held_old", "bytes", "threads", "max_threads"),  # amounts
+        *("pid", "process", "rank", "task"),  # processes
+    }
+)
+# Signature ids that code names: each must be a row's id.
+CODE_IDS: dict[str, str] = {
+    "arch-unsupported/cpp-extension-unknown-arch": "rank.py -> setting_rules.arch_entry_rule (its capture may be empty)",
+    "determinism-unmet/torch-cublas-workspace": "rank.py -> setting_rules.cublas_workspace_rule",
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,9 +199,21 @@ def _filled(text: str, captures: dict[str, str]) -> str:
     return PLACEHOLDER.sub(lambda m: captures.get(m.group(1)) or f"<{m.group(1)}>", text)
 
 
+FOLDER = "signatures"  # knowledge/signatures/: one file per cause id
+
+
+def files() -> tuple[str, ...]:
+    """The signature files, in the order they are read (alphabetical by name)."""
+    return tuple(os.path.join(knowledge.HERE, f"{name}.toml") for name in knowledge.folder(FOLDER))
+
+
+def rows() -> list[dict[str, Any]]:
+    """Every signature row as its file holds it, files in alphabetical order."""
+    return [row for name in knowledge.folder(FOLDER) for row in knowledge.table(name).get("signature", ())]
+
+
 @functools.lru_cache(maxsize=1)
 def load() -> tuple[Signature, ...]:
-    rows = knowledge.table("signatures")["signature"]
     return tuple(
         Signature(
             id=row["id"],
@@ -163,7 +239,7 @@ def load() -> tuple[Signature, ...]:
             on_wsl={str(k): float(v) for k, v in row.get("on_wsl", {}).items()},
             on_windows={str(k): float(v) for k, v in row.get("on_windows", {}).items()},
         )
-        for row in rows
+        for row in rows()
     )
 
 
@@ -201,10 +277,43 @@ def by_anchor(rows: Iterable[A]) -> dict[str, tuple[A, ...]]:
     return {a: tuple(r) for a, r in index.items()}
 
 
+# Where equally specific signatures match one line, the root error is the one the scan tried first:
+# the signatures are tried in the order they are read (files by name, rows by id), except that each
+# signature here is tried before those it names. These are the ties whose winner the order of the single
+# file they came from decided; tests/test_knowledge.py checks that each pair still matches one line and
+# that the first one wins.
+TRIED_BEFORE: dict[str, tuple[str, ...]] = {
+    # TensorFlow's message around dlopen's: the same library, said by the framework that wanted it
+    "cuda-libs-missing/tf-could-not-load-dynamic-library": ("cuda-libs-missing/cannot-open-shared-object",),
+    # cuDNN's "Could not load library X. Error: Y": the error Y inside names the cause
+    "env-path-misconfig/libcuda-dev-name-not-found": ("cudnn-mismatch/could-not-load-cudnn-sublibrary",),
+    "multiple-toolkits/undefined-symbol": ("cudnn-mismatch/could-not-load-cudnn-sublibrary",),
+    # ptxas refusing an architecture: the unknown name first, a dropped one as its other reading
+    "toolchain-not-found/ptxas-unknown-gpu-name": ("multiple-toolkits/ptxas-dropped-gpu-arch",),
+    # NCCL's WARN line around a CUDA error, and the CUDA status around numba's linker call
+    "multi-gpu-comm/nccl-error": ("arch-unsupported/named-symbol-not-found",),
+    "no-gpu-visible/cuda-unknown-error": ("driver-too-old/numba-linker-unknown-error",),
+}
+
+
+def try_order(sigs: Sequence[Signature]) -> list[Signature]:
+    """`sigs` in the order the scan tries them: as read, each signature of TRIED_BEFORE moved just
+    before the first of those it names."""
+    order = list(sigs)
+    for first, later in TRIED_BEFORE.items():
+        pos = {sig.id: i for i, sig in enumerate(order)}
+        if first not in pos:
+            continue
+        target = min((pos[i] for i in later if i in pos), default=pos[first])
+        if target < pos[first]:
+            order.insert(target, order.pop(pos[first]))
+    return order
+
+
 @functools.lru_cache(maxsize=1)
 def anchor_index() -> dict[str, tuple[Signature, ...]]:
-    """Anchor -> the signatures that declared it."""
-    return by_anchor(load())
+    """Anchor -> the signatures that declared it, anchors and signatures in the order they are tried."""
+    return by_anchor(try_order(load()))
 
 
 def validate() -> list[str]:
@@ -260,4 +369,29 @@ def validate() -> list[str]:
         for ex in sig.counter_examples:
             if sig.regex.search(ex):
                 problems.append(f"{sig.id}: pattern matches counter-example {ex[:60]!r}")
+        problems += capture_problems(sig)
     return problems
+
+
+def capture_problems(sig: Signature) -> list[str]:
+    """Captures of `sig` declared nowhere: neither a placeholder of its own texts nor in READ or SHOWN."""
+    placeholders = {name for text in sig.placeholder_texts() for name in PLACEHOLDER.findall(text)}
+    return [
+        f"{sig.id}: captures {name}, which is no placeholder of its fix or why and not in READ or SHOWN"
+        for name in sig.regex.groupindex
+        if name not in placeholders and name not in READ and name not in SHOWN
+    ]
+
+
+def registry_problems() -> list[str]:
+    """Declared names that no signature provides; ids that code or TRIED_BEFORE names and no row has."""
+    sigs = load()
+    captured = {name for sig in sigs for name in sig.regex.groupindex}
+    ids = {sig.id for sig in sigs}
+    named = [*CODE_IDS, *TRIED_BEFORE, *(i for later in TRIED_BEFORE.values() for i in later)]
+    return [
+        *(f"READ declares {name}, which no signature captures" for name in READ if name not in captured),
+        *(f"SHOWN declares {name}, which no signature captures" for name in SHOWN if name not in captured),
+        *(f"SHOWN declares {name}, which READ declares too" for name in SHOWN if name in READ),
+        *(f"code names signature {i}, which no row has" for i in dict.fromkeys(named) if i not in ids),
+    ]

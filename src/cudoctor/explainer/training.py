@@ -13,7 +13,6 @@ from collections.abc import Iterable
 
 from cudoctor.explainer import corpus, learned, signatures, tokens
 
-SIGNATURES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "knowledge", "signatures.toml")
 GITHUB = re.compile(r"github\.com/([^/\s]+/[^/\s]+)/(?:issues|pull|discussions)/(\d+)", re.I)
 
 
@@ -63,8 +62,11 @@ def docs(
 
 def stamp() -> str:
     """The digest of everything the model is trained on: the corpus and the signatures."""
-    with open(SIGNATURES, "rb") as fh:
-        return corpus.stamp(fh.read())
+    data = b""
+    for path in signatures.files():  # in the order they are read: names and contents
+        with open(path, "rb") as fh:
+            data += os.path.basename(path).encode() + b"\0" + fh.read()
+    return corpus.stamp(data)
 
 
 def train_both(documents: list[tuple[list[str], str]], stamp: str = "") -> learned.Model:

@@ -29,8 +29,19 @@ RUNTIME_LIB = re.compile(r"^lib(gomp|iomp5|omp)\.so")
 
 @functools.cache
 def table(name: str) -> dict[str, Any]:
+    """knowledge/<name>.toml, parsed (`name` may name a file in a folder: "signatures/gpu-oom")."""
     with open(os.path.join(HERE, f"{name}.toml"), "rb") as fh:
         return tomllib.load(fh)
+
+
+def folder(name: str) -> tuple[str, ...]:
+    """The tables in knowledge/<name>/, as names for `table`, in alphabetical order of file name (the
+    order their rows are read in)."""
+    return tuple(
+        f"{name}/{file.removesuffix('.toml')}"
+        for file in sorted(os.listdir(os.path.join(HERE, name)))
+        if file.endswith(".toml")
+    )
 
 
 def causes() -> dict[str, dict[str, Any]]:
