@@ -156,6 +156,10 @@ def bench_oneline(size_mb: int) -> None:
             [sys.executable, "-m", "cudoctor", "explain", path, "--no-live", "--format", "json"]
         )
         print(f"{size_mb} MiB without a newline: {wall:.2f} s, peak RSS {peak:.0f} MiB, exit {rc}")
+        with open(path, "wb") as fh:  # one line of anchors: every 4 bytes a hit (issue 44, point 4)
+            fh.write(b"os: " * (8 << 18))
+        wall, peak, rc = timed_peak([sys.executable, "-m", "cudoctor", "explain", path, "--no-live"])
+        print(f"8 MiB line of anchors ('os: ' x 2M): {wall:.2f} s, peak RSS {peak:.0f} MiB, exit {rc}")
 
 
 GUARD_CODE = """

@@ -40,12 +40,20 @@ def lines(regex: re.Pattern[str], anchors: Sequence[str], examples: Sequence[str
 
 
 def worst(regex: re.Pattern[str], anchors: Sequence[str], examples: Sequence[str] = ()) -> tuple[float, str]:
-    """The slowest crafted line for a pattern: (seconds of one search, the line)."""
+    """The slowest crafted line for a pattern: (seconds of one search, the line). A search over a
+    millisecond is timed again and its fastest run kept: a busy machine's preemption is not the
+    pattern's cost (a backtracking one is slow every time)."""
     slowest, line_of = 0.0, ""
     for line in lines(regex, anchors, examples):
-        start = time.perf_counter()
-        regex.search(line)
-        took = time.perf_counter() - start
+        took = _timed(regex, line)
+        if took > 0.001:
+            took = min(took, *(_timed(regex, line) for _ in range(4)))
         if took > slowest:
             slowest, line_of = took, line
     return slowest, line_of
+
+
+def _timed(regex: re.Pattern[str], line: str) -> float:
+    start = time.perf_counter()
+    regex.search(line)
+    return time.perf_counter() - start

@@ -94,6 +94,14 @@ def test_planted_broken_torch_is_named(tmp_path: Path) -> None:
     doc = json.loads(out.stdout)
     broken = [f for f in doc["findings"] if f["id"] == "broken-torch"]
     assert out.returncode == 1 and broken and "libtorch_cpu.so" in broken[0]["title"]
+    # issue 45, point 4: where the broken copy comes from, and the same build from its own index
+    assert any("PYTHONPATH" in e and str(site) in e for e in broken[0]["evidence"])
+    first, second = broken[0]["fix"][:2]
+    assert first.startswith(f"Take {site} out of PYTHONPATH")
+    version = doc["snapshot"]["facts"]["framework.torch"]["value"]["version"]
+    release, _, variant = version.partition("+")
+    assert f"'torch=={release}'" in second and "--no-deps" in second
+    assert not variant or f"download.pytorch.org/whl/{variant}" in second
 
 
 def test_hanging_ptxas_on_path_does_not_hang_check(tmp_path: Path) -> None:

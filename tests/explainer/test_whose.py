@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from cudoctor.explainer import whose
 from cudoctor.model import Snapshot, known
@@ -74,3 +75,51 @@ def test_a_log_that_agrees_with_this_machine_uses_its_facts(tmp_path: Path) -> N
     assert none["facts_used"]["this_machine"] is False and none["facts_used"]["left_out_because"] == [
         "--no-live"
     ]
+
+
+OLD_DRIVER = {"gpu": "Tesla T4", "driver": "418.87", "framework_version": "torch 2.1.0+cu121"}
+OOM = "RuntimeError: CUDA error: out of memory\n"
+
+
+def _doc(log: str, live: bool) -> dict[str, Any]:
+    """explain's JSON for a log with OLD_DRIVER's facts, taken as this machine's (`live`) or as stated."""
+    import io
+
+    from cudoctor.explainer import command, scan
+    from cudoctor.facts.stated import from_stated
+
+    result = scan.scan(io.BytesIO(log.encode()))
+    explained = command._explained(result, from_stated(OLD_DRIVER, "torch"), {}, "torch", live=live)
+    return command.to_json(explained, "torch")
+
+
+def test_this_machines_finding_the_log_does_not_point_to_is_listed_apart_never_ranked() -> None:
+    """Issue 40, point 4: this machine's driver is too old for its build; the log is an out-of-memory."""
+    from cudoctor.explainer.command import to_markdown, to_text
+
+    doc = _doc(OOM, live=True)
+    assert doc["causes"][0]["id"] == "gpu-oom"
+    assert "driver-too-old" not in [c["id"] for c in doc["causes"]]
+    assert [a["id"] for a in doc["apart"]] == ["driver-too-old"]
+    assert "not what this log points to" in to_text(doc, verbose=False)
+    assert "`driver-too-old`" in to_markdown(doc)
+
+
+def test_stated_facts_of_the_failing_machine_still_count_a_little() -> None:
+    """A person's statement is about the machine that failed: a cause its message does not name stays
+    in the list, low (the corpus has such cases), and nothing is set apart."""
+    doc = _doc(OOM, live=False)
+    ids = [c["id"] for c in doc["causes"]]
+    assert ids[0] == "gpu-oom" and "driver-too-old" in ids and doc["apart"] == []
+
+
+def test_a_finding_the_log_points_to_is_ranked_and_not_apart() -> None:
+    doc = _doc(
+        "RuntimeError: The NVIDIA driver on your system is too old (found version 10010).\n", live=True
+    )
+    assert doc["causes"][0]["id"] == "driver-too-old" and doc["apart"] == []
+
+
+def test_with_no_known_error_the_facts_alone_still_rank() -> None:
+    doc = _doc("Traceback (most recent call last):\n  something odd happened\n", live=True)
+    assert "driver-too-old" in [c["id"] for c in doc["causes"]] and doc["apart"] == []

@@ -291,3 +291,31 @@ def test_a_container_image_asking_for_a_newer_cuda_names_that_cuda_s_driver() ->
     assert reading.facts["driver_needed"] == "550.54.14" and "driver-too-old" in reading.causes
     c = planner.context(Snapshot(origin="none"), None, reading.facts)
     assert steps.driver_too_old(c)[0].startswith("Or upgrade the NVIDIA driver to 550.54.14")
+
+
+def test_a_broken_install_is_reinstalled_as_the_same_build_from_its_own_index() -> None:
+    """Issue 45, point 4: '+cpu' and '+cu121' builds are not on PyPI; the variant's index is."""
+    cpu = planner.Context(framework="torch", version="2.13.0+cpu")
+    assert steps.broken_install(cpu) == [
+        "pip install --force-reinstall --no-deps 'torch==2.13.0' --index-url https://download.pytorch.org/whl/cpu"
+    ]
+    old = planner.Context(framework="torch", version="1.7.1+cu101")
+    assert (
+        "'torch==1.7.1+cu101' -f https://download.pytorch.org/whl/torch_stable.html"
+        in steps.broken_install(old)[0]
+    )
+    jax = planner.Context(framework="jax", version="0.4.30")
+    assert steps.broken_install(jax) == ["pip install --force-reinstall --no-deps 'jaxlib==0.4.30'"]
+    assert steps.broken_install(planner.Context()) == []
+
+
+def test_a_broken_copy_on_pythonpath_is_named_first_and_the_template_goes_last() -> None:
+    ctx = planner.Context(framework="torch", version="2.1.0+cu121", pythonpath_copy="/opt/old")
+    template = "Reinstall the package cleanly: pip install --force-reinstall --no-deps <package>==<version>"
+    out = planner.plan("broken-install", [template], ctx)
+    assert out[0].startswith("Take /opt/old out of PYTHONPATH")
+    assert (
+        "'torch==2.1.0' --index-url https://download.pytorch.org/whl/cu121" in out[1]
+        and "--target /opt/old" in out[1]
+    )
+    assert template not in out  # the same command, made concrete

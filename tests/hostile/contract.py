@@ -13,18 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from hypothesis import HealthCheck, settings
-
 from cudoctor import cli
-
-# CI runs a few minutes of examples; HYPOTHESIS_PROFILE=long runs many more on demand
-settings.register_profile(
-    "ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
-)
-settings.register_profile(
-    "long", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @dataclass

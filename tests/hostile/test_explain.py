@@ -149,3 +149,13 @@ def test_any_bytes_are_explained_by_the_python_api(data: bytes) -> None:
         assert "binary" in str(exc)
         return
     assert diagnosis.matched in (True, False)
+
+
+def test_hits_close_together_on_different_lines_are_each_matched() -> None:
+    """Hits closer than scan.SPACING are kept once only when no newline lies between them."""
+    import io
+
+    from cudoctor.explainer import scan
+
+    result = scan.scan(io.BytesIO((("os: " * 10 + "\n" + OOM + "\n") * 300).encode()))
+    assert sum(result.counts.values()) >= 300 and result.lines == 600

@@ -86,6 +86,12 @@ def broken_install(snap: Snapshot) -> list[Finding]:
             if not view.CUDA_LIB.match(m["name"])
         ]
         if problems:
+            via = view.pythonpath_entry(info, snap)
+            where = (
+                [f"this copy is imported through PYTHONPATH ({via}), ahead of the environment's own"]
+                if via
+                else []
+            )
             out.append(
                 finding(
                     f"broken-{name}",
@@ -93,10 +99,7 @@ def broken_install(snap: Snapshot) -> list[Finding]:
                     Severity.ERROR,
                     f"{view.describe(name, info)} is installed but broken: {problems[0]}",
                     LAYER,
-                    evidence=problems,
-                    fix=[
-                        f"pip install --force-reinstall --no-deps {name}=={str(info.get('version') or '').split('+')[0]}"
-                    ],
+                    evidence=[*problems, *where],  # the steps: fixes/steps.py broken_install
                     subject=name,
                 )
             )

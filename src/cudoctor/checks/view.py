@@ -110,3 +110,10 @@ def tool_asked(snap: Snapshot, path: str, via: str = "") -> dict[str, Any] | Non
         if (path and tool.get("resolved") == path) or (not path and via in (tool.get("via") or [])):
             return dict(tool)
     return None
+
+
+def pythonpath_entry(info: dict[str, Any], snap: Snapshot) -> str | None:
+    """The PYTHONPATH entry a framework is imported from (its location under it), else None."""
+    location = os.path.realpath(str(info.get("location") or "")) if info.get("location") else ""
+    entries = [e for e in str((snap.value("env") or {}).get("PYTHONPATH") or "").split(os.pathsep) if e]
+    return next((e for e in entries if location.startswith(os.path.realpath(e).rstrip("/") + "/")), None)

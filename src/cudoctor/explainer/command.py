@@ -158,6 +158,11 @@ def to_json(exp: rank.Explanation, framework: str | None = None) -> dict[str, An
             for m in exp.matches[:200]
         ],
         "similar": similar_json(exp),
+        "apart": [
+            {"id": f.id, "cause": f.cause, "severity": f.severity.value, "title": f.title}
+            for f in exp.apart
+            if f.severity.value != "info"
+        ],
         "notes": [exp.learned.note] if exp.learned is not None and exp.learned.note else [],
         "benign": benign.to_json(exp.scan.benign),
         "stats": {
@@ -236,6 +241,7 @@ def to_text(doc: dict[str, Any], verbose: bool) -> str:
         refs = c.get("references") or []
         if refs and (verbose or i == 1):
             out.append(f"   see: {' '.join(refs[: None if verbose else 2])}")
+    out += _apart_text(doc.get("apart", []))
     out += _similar_text(doc["similar"])
     out += [f"note: {n}" for n in doc["notes"]]
     out += _benign_text(doc["benign"], full=verbose or not root)
@@ -263,6 +269,16 @@ RERUN_HINT = (
     "If your program failed, its error is not in this log. Capture all of its output "
     "(python train.py 2>&1 | tee run.log) and run: cudoctor explain run.log"
 )
+
+
+APART_HEADING = "Also in the facts, but not what this log points to (not ranked):"
+
+
+def _apart_text(apart: list[dict[str, Any]]) -> list[str]:
+    """Findings of the facts whose causes the log does not name: true of that machine, listed apart."""
+    if not apart:
+        return []
+    return ["", APART_HEADING] + [f"- {a['title']}  [{a['id']}]" for a in apart[:8]]
 
 
 def _similar_text(similar: list[dict[str, Any]]) -> list[str]:
@@ -320,6 +336,8 @@ def to_markdown(doc: dict[str, Any]) -> str:
             lines += [f"Fix: the steps under {_first_listing(doc['causes'], c['fix'][0])} above.", ""]
         if c.get("references"):
             lines += ["See: " + ", ".join(f"<{r}>" for r in c["references"]), ""]
+    if doc.get("apart"):
+        lines += [f"**{APART_HEADING}**", ""] + [f"- {a['title']} (`{a['id']}`)" for a in doc["apart"]] + [""]
     if doc["similar"]:
         lines += ["### Similar solved reports", ""]
         lines += [
@@ -347,12 +365,14 @@ def explain_stated(log: str, stated: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _explained(
-    result: scan.ScanResult, snap: Snapshot, stated: Mapping[str, Any], hint: str | None
+    result: scan.ScanResult, snap: Snapshot, stated: Mapping[str, Any], hint: str | None, live: bool = False
 ) -> rank.Explanation:
-    """The facts the log states about itself filled in, the learned stage gathered, the causes ranked."""
+    """The facts the log states about itself filled in, the learned stage gathered, the causes ranked;
+    `live`: this machine's facts are in, and its findings the log does not point to are set apart."""
     snap = logfacts.fill(snap, result.facts, hint)
     found = evidence.gather(result, {k: v for k, v in stated.items() if k in stated_keys})
-    return rank.explain(result, snap, other=str(stated.get("other", "")), learned=found, framework=hint)
+    other = str(stated.get("other", ""))
+    return rank.explain(result, snap, other=other, learned=found, framework=hint, set_apart=live)
 
 
 def run_explain(args: argparse.Namespace) -> int:
@@ -360,7 +380,7 @@ def run_explain(args: argparse.Namespace) -> int:
     stated = _stated(args.facts)
     hint = guess_framework(result, stated)
     snap, used = _facts_for(result, args, hint)
-    doc = to_json(_explained(result, snap, stated, hint), hint)
+    doc = to_json(_explained(result, snap, stated, hint, live=used["this_machine"]), hint)
     doc["facts_used"] = used
     if args.format == "json":
         sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
@@ -425,7 +445,7 @@ def explain_text(text: str, stated: Mapping[str, Any], live: bool) -> dict[str, 
     }
     if live:
         snap, used = _with_this_machine(result, snap, used, stated=bool(stated))
-    doc = to_json(_explained(result, snap, stated, hint), hint)
+    doc = to_json(_explained(result, snap, stated, hint, live=used["this_machine"]), hint)
     doc["facts_used"] = used
     return doc
 
@@ -457,7 +477,7 @@ def explain_output(text: str, live: bool = True) -> tuple[dict[str, Any], Snapsh
     result = scan.scan(io.BytesIO(text.encode("utf-8", "replace")))
     hint = guess_framework(result)
     snap: Snapshot = build_snapshot(None, None, live=live, framework_hint=hint)
-    return to_json(_explained(result, snap, {}, hint), hint), snap
+    return to_json(_explained(result, snap, {}, hint, live=live), hint), snap
 
 
 def to_brief(doc: dict[str, Any], causes: int = 3, steps: int = 2) -> str:

@@ -48,6 +48,7 @@ class Explanation:
     plan: planner.Context = dataclasses.field(
         default_factory=planner.Context
     )  # the facts fixes are planned from
+    apart: list[Finding] = dataclasses.field(default_factory=list)  # findings of causes the log does not name
 
 
 def pick_root(matches: list[Match]) -> Match | None:
@@ -402,9 +403,17 @@ def _visible_devices_rule(
 
 
 def fact_scores(
-    ranked: dict[str, RankedCause], findings: list[Finding], permitted: set[str], library_ran: bool = False
-) -> None:
+    ranked: dict[str, RankedCause],
+    findings: list[Finding],
+    permitted: set[str],
+    library_ran: bool = False,
+    set_apart: bool = False,
+) -> list[Finding]:
+    """Credit each finding to its cause. Where the log names its causes (`permitted`), a finding of
+    another cause counts little; with `set_apart` (this machine's facts are in) it is not ranked at all
+    but returned, to be listed apart: true of this machine, not what this log points to."""
     scoped = signatures.scoped_checks()
+    apart = []
     for f in findings:
         if permitted and f.id in scoped:
             continue  # it bears only on the errors whose signatures name it (scoped_scores)
@@ -413,15 +422,15 @@ def fact_scores(
                 bump(ranked, f.cause, 0.0, f"not this error: the library it came from was loaded ({f.title})")
             continue
         _other_side(ranked, f, permitted)
-        if permitted:
-            amount = (
-                CONFIRM
-                if f.cause in permitted and f.severity is not Severity.INFO
-                else (0.15 if f.cause in permitted else UNRELATED[f.severity])
-            )
-        else:
-            amount = ALONE[f.severity]
-        _credit(ranked, f, amount)
+        if permitted and f.cause not in permitted:
+            if set_apart:
+                apart.append(f)
+            else:  # stated facts of the failing machine: a cause its message need not name
+                _credit(ranked, f, UNRELATED[f.severity])
+            continue
+        confirms = CONFIRM if f.severity is not Severity.INFO else 0.15
+        _credit(ranked, f, confirms if permitted else ALONE[f.severity])
+    return apart
 
 
 def _credit(ranked: dict[str, RankedCause], f: Finding, amount: float) -> None:
@@ -538,6 +547,7 @@ def explain(
     other: str = "",
     learned: evidence.Evidence | None = None,
     framework: str | None = None,
+    set_apart: bool = False,
 ) -> Explanation:
     """Rank the causes of a scanned log with the facts; `learned` (the model's distribution and the
     similar reports) adds to them when the log holds an error, matched or only error-looking."""
@@ -546,7 +556,7 @@ def explain(
     ranked = log_scores(matches, root)
     permitted = {c for m in matches for c in _weights(m)}
     findings = [f for r in run_checks(snap) for f in r.findings]
-    fact_scores(ranked, findings, permitted, root is not None and root.sig.library_ran)
+    apart = fact_scores(ranked, findings, permitted, root is not None and root.sig.library_ran, set_apart)
     scoped_scores(ranked, matches, findings)
     capture_rules(ranked, matches, snap, other)
     context_rules(ranked, matches, root, snap)
@@ -575,11 +585,15 @@ def explain(
             learned, {rc.id for rc in causes}, SHOWN - len(causes), knowledge.causes()
         )
     if root is not None:
-        return Explanation(root, None, causes, matches, findings, scan, learned=learned, plan=plan)
+        return Explanation(
+            root, None, causes, matches, findings, scan, learned=learned, plan=plan, apart=apart
+        )
     if located is not None:  # a launcher's summary, or the worker's own exception line above one
         entry, line, text = located
-        return Explanation(None, (line, text), causes, matches, findings, scan, entry, learned, plan)
-    return Explanation(None, fallback, causes, matches, findings, scan, learned=learned, plan=plan)
+        return Explanation(None, (line, text), causes, matches, findings, scan, entry, learned, plan, apart)
+    return Explanation(
+        None, fallback, causes, matches, findings, scan, learned=learned, plan=plan, apart=apart
+    )
 
 
 # How much a reader's reading of the root line counts: nothing beside a signature of the error itself

@@ -31,6 +31,7 @@ KEEP_LINE = 2000  # characters of a matched line kept for the report
 LONG_LINE = KEEP_LINE  # bytes: a longer line is matched in pieces around its anchor hits
 WINDOW = 1000  # bytes either side of an anchor hit in a long line
 MAX_WINDOWS = 64  # pieces matched per long line
+SPACING = 256  # bytes: hits closer than this on one line are kept once (a line of anchors stays small)
 PIECE_CONTEXT = 80  # characters shown either side of a match in a piece of a long line
 MAX_MATCHES_PER_SIG = 50
 TAIL_LINES = 40
@@ -192,7 +193,10 @@ class _Prefilter:
         if self.db is not None:
 
             def on_match(_id: int, _start: int, end: int, _flags: int, _ctx: object) -> None:
-                hits.append(end - 1)
+                hit = end - 1
+                if hits and 0 <= hit - hits[-1] < SPACING and data.find(b"\n", hits[-1], hit) < 0:
+                    return  # the same line, close to the last hit: its piece covers this one
+                hits.append(hit)
 
             self.db.scan(data, match_event_handler=on_match)
             return hits

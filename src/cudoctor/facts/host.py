@@ -18,6 +18,7 @@ ENV_VARS = (
     "PATH",
     "LD_LIBRARY_PATH",
     "LD_PRELOAD",
+    "PYTHONPATH",
     "CUDA_HOME",
     "CUDA_PATH",
     "CUDA_ROOT",

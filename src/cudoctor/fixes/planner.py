@@ -46,6 +46,7 @@ class Context:
     driver_needed: str | None = None  # the driver the log says it needs (a container image's CUDA)
     library_wheel: str | None = None  # NVIDIA's wheel of the library the log could not load
     soname: str | None = None  # that library as the log names it
+    pythonpath_copy: str | None = None  # the PYTHONPATH entry the framework is imported from, if it is
     root: str = ""  # the log's root error line: a setting or tool it names is relevant whatever the framework
 
     @property
@@ -97,6 +98,7 @@ def context(
         driver_needed=facts.get("driver_needed"),
         library_wheel=facts.get("wheel"),
         soname=facts.get("soname"),
+        pythonpath_copy=view.pythonpath_entry(info, snap),
     )
 
 
@@ -119,6 +121,10 @@ def plan(
     """
     computed = compute.for_cause(cause, ctx)
     lookups = [s for s in computed if s.startswith(compute.FIND_OUT)]
+    # a cause's template ('pip install ... <package>==<version>') comes after what the facts made concrete
+    templates = [s for s in specific if TEMPLATE.search(s)] if computed else []
+    specific = [s for s in specific if s not in templates]
+    generic = templates + (generic or [])
     # a specific install from an index the computed ones do not refine: the log named the build it needs
     specific_index = any(
         TORCH_INDEX.search(s) and not contradicts(s, ctx) and not any(subsumes(c, s) for c in computed)
@@ -135,7 +141,7 @@ def plan(
             proposals.append(s)
     proposals += [c for c in computed if c not in lookups and c not in proposals]
     out: list[str] = []
-    for proposed in proposals + (generic or []) + lookups:
+    for proposed in proposals + generic + lookups:
         step = scope.trim(proposed, ctx.framework)
         if step is None or step in out or contradicts(step, ctx):
             continue
@@ -356,6 +362,8 @@ RULES = (
 )
 
 
+TEMPLATE = re.compile(r"<(?:package|version)>")
+TEMPLATE_COMMAND = re.compile(r"(pip install [-\w ]*?)'?<package>")
 PIP_PACKAGE = re.compile(r"\bpip install (?:-[-\w]+ )*'?([A-Za-z][\w.-]*(?:\[[\w,-]+\])?)(==[^'\s]+)?")
 GENERAL_BUILD = re.compile(r"Install an? [\w ]+ build made with a CUDA that supports compute capability")
 UPGRADES_DRIVER = re.compile(r"upgrad\w* (?:the |your )?(?:NVIDIA )?driver", re.I)
@@ -372,6 +380,9 @@ def subsumes(earlier: str, later: str) -> bool:
     pa, pb = PIP_PACKAGE.search(earlier), PIP_PACKAGE.search(later)
     if pa and pb and pa.group(1) == pb.group(1) and pa.group(2) and not pb.group(2) and not (a or b):
         return True  # the same package, pinned: pip install 'tensorflow[and-cuda]==2.21.*' over --upgrade
+    template = TEMPLATE_COMMAND.search(later)
+    if template and earlier.startswith(template.group(1)):
+        return True  # the command with its package and version filled in
     if GENERAL_BUILD.match(later) and earlier.startswith("pip install"):
         return True  # "Install a CuPy build made with a CUDA that supports ..." said as the command
     return bool(

@@ -469,6 +469,36 @@ def cuda_libs_missing(ctx: Context) -> list[str]:
     return steps
 
 
+def broken_install(ctx: Context) -> list[str]:
+    """A framework copy with files missing: where it comes from when that is PYTHONPATH (the
+    environment's own copy may be whole), then the same build again: PyTorch's variant (+cpu, +cu121)
+    from its own index, which PyPI does not have."""
+    name = ctx.framework
+    if not name:
+        return []
+    steps = []
+    via = ctx.pythonpath_copy
+    if via:
+        steps.append(
+            f"Take {via} out of PYTHONPATH (unset PYTHONPATH if nothing else needs it): the environment's own "
+            f"{name} is imported again"
+        )
+    package = {"tensorflow": "tensorflow", "jax": "jaxlib"}.get(name, name)
+    release, _, variant = (ctx.version or "").partition("+")
+    if name == "torch" and release and re.fullmatch(r"cpu|cu\d{2,3}|rocm[\d.]+", variant):
+        line = _install_line(release, variant, exact=True).replace(
+            "--force-reinstall", "--force-reinstall --no-deps"
+        )
+    elif release:
+        line = f"pip install --force-reinstall --no-deps '{package}=={release}'"
+    else:
+        line = f"pip install --force-reinstall --no-deps {package}"
+    steps.append(
+        line + (f" (to repair the copy on PYTHONPATH itself instead: add --target {via})" if via else "")
+    )
+    return steps
+
+
 BY_CAUSE: dict[str, Callable[[Context], list[str]]] = {
     "cuda-libs-missing": cuda_libs_missing,
     "driver-too-old": driver_too_old,
@@ -476,6 +506,7 @@ BY_CAUSE: dict[str, Callable[[Context], list[str]]] = {
     "cudnn-mismatch": cudnn_mismatch,
     "toolchain-not-found": toolchain_not_found,
     "arch-unsupported": arch_unsupported,
+    "broken-install": broken_install,
 }
 
 
