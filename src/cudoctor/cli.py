@@ -80,6 +80,20 @@ EPILOG_FLEET = textwrap.dedent("""\
     """)
 
 
+EPILOG_CAUSES = textwrap.dedent("""\
+    examples:
+      cudoctor causes                      every cause id with its title
+      cudoctor causes gpu-oom              what it means, the checks and log signatures that find it,
+                                           typical messages, fixes, references, solved public reports
+      cudoctor causes cpu-only-torch       a finding, check or signature id: the page of its cause
+      cudoctor causes --format json        id, title and why of every cause (with an ID: the whole page)
+      cudoctor causes --format markdown    docs/causes.md (python tools/gen_causes_doc.py writes it)
+
+    The cause ids are those every finding of check and every ranked cause of explain carries.
+    exit status: 0 shown, 2 an unknown id (the nearest known ids are named).
+    """)
+
+
 def bounded(kind: type[int] | type[float], low: float, high: float) -> Callable[[str], float]:
     """An argparse type: a number of `kind` from `low` to `high` (NaN, inf and 10**30 are refused)."""
 
@@ -313,6 +327,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "cmd", nargs=argparse.REMAINDER, metavar="CMD", help="the command and its arguments, after --"
     )
+    cau = sub.add_parser(
+        "causes",
+        help="what a cause means, how cudoctor finds it, what fixes it (all causes without an ID)",
+        epilog=EPILOG_CAUSES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    cau.add_argument("id", nargs="?", metavar="ID", help="a cause id, or a check, finding or signature id")
+    cau.add_argument(
+        "--format", choices=("text", "json", "markdown"), default="text", help="output format (default: text)"
+    )
     return parser
 
 
@@ -417,6 +441,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     return run_and_explain(args)
 
 
+def cmd_causes(args: argparse.Namespace) -> int:
+    from cudoctor.causes_command import run_causes
+
+    return run_causes(args)
+
+
 def cmd_explain(args: argparse.Namespace) -> int:
     from cudoctor.explainer.command import run_explain
 
@@ -435,6 +465,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from cudoctor import commands
 
         handlers = {"check": cmd_check, "explain": cmd_explain, "probe": cmd_probe, "run": cmd_run}
+        handlers["causes"] = cmd_causes
         handlers.update(
             snapshot=commands.cmd_snapshot,
             diff=commands.cmd_diff,
