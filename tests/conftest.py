@@ -20,6 +20,9 @@ if "CUDOCTOR_DB" not in os.environ:  # one snapshot store per test session, remo
     _TEST_DB_DIR = tempfile.mkdtemp(prefix="cudoctor-test-db-")
     os.environ["CUDOCTOR_DB"] = os.path.join(_TEST_DB_DIR, "snapshots.db")
     atexit.register(shutil.rmtree, _TEST_DB_DIR, True)
+# `cudoctor check` in a child inspects cudoctor's own environment (the venv running the tests), not the
+# python3 first on PATH when that venv is not activated (issue 46); tests of that choice unset this.
+os.environ.setdefault("CUDOCTOR_PYTHON", "self")
 
 from cudoctor.checks import all_checks, run_one
 from cudoctor.explainer import rank, scan

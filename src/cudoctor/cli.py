@@ -18,6 +18,10 @@ EPILOG_CHECK = textwrap.dedent("""\
       cudoctor check -v                    every fact and where it came from
       cudoctor check --format json         a versioned JSON document (schema, snapshot, findings)
       cudoctor check --format markdown     a report to paste into a bug tracker
+      cudoctor check --python ~/envs/train/bin/python
+                                           another Python environment than cudoctor's own (default:
+                                           the active one); --python self: cudoctor's own
+      cudoctor check --all-envs            every conda env and venv under the current directory, in one table
       cudoctor check --facts user.json --no-live
                                            diagnose someone else's machine from stated facts, e.g.
                                            {"gpu": "A100", "framework_version": "tensorflow-gpu 1.13.1", "system_cuda": "10.0"}
@@ -78,7 +82,6 @@ EPILOG_FLEET = textwrap.dedent("""\
     Every node needs cudoctor importable by its Ray workers; Ray comes with pip install 'cudoctor[fleet]'.
     exit status: 0 one configuration and every node answered, 1 outliers, errors or silent nodes, 2 bad input.
     """)
-
 
 EPILOG_CAUSES = textwrap.dedent("""\
     examples:
@@ -152,6 +155,12 @@ def build_parser() -> argparse.ArgumentParser:
     chk.add_argument(
         "--probe", action="store_true", help="also run the live GEMM probes (see cudoctor probe)"
     )
+    _python_arg(chk)
+    chk.add_argument(
+        "--all-envs",
+        action="store_true",
+        help="check every conda env and every venv under the current directory: one table of envs x layers",
+    )
     chk.add_argument(
         "--from",
         dest="from_file",
@@ -183,6 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     snp_sub = snp.add_subparsers(dest="action", metavar="ACTION", required=True)
     s_save = snp_sub.add_parser("save", help="save a snapshot of this machine")
     s_save.add_argument("--label", help="a name to find it by later")
+    _python_arg(s_save)
     s_list = snp_sub.add_parser("list", help="list saved snapshots, newest first")
     s_list.add_argument(
         "--limit", type=bounded(int, 1, 10**9), default=50, help="newest N snapshots (default 50)"
@@ -217,6 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--from", dest="from_file", metavar="FILE", help="report on someone else's report file instead"
     )
     rep.add_argument("--probe", action="store_true", help="include live GEMM probe results (and their chart)")
+    _python_arg(rep)
     rep.add_argument(
         "--no-redact", action="store_true", help="keep home paths, user and host names, GPU UUIDs and secrets"
     )
@@ -285,6 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
     prb.add_argument(
         "--format", choices=("text", "json", "markdown"), default="text", help="output format (default: text)"
     )
+    _python_arg(prb)
 
     exp = sub.add_parser(
         "explain",
@@ -327,6 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "cmd", nargs=argparse.REMAINDER, metavar="CMD", help="the command and its arguments, after --"
     )
+
     cau = sub.add_parser(
         "causes",
         help="what a cause means, how cudoctor finds it, what fixes it (all causes without an ID)",
@@ -338,6 +351,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--format", choices=("text", "json", "markdown"), default="text", help="output format (default: text)"
     )
     return parser
+
+
+def _python_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--python",
+        metavar="PATH",
+        help="the Python environment to inspect: an interpreter, an environment directory, or 'self' for "
+        "cudoctor's own (default: $CUDOCTOR_PYTHON, else the active VIRTUAL_ENV or CONDA_PREFIX, else the "
+        "python3 first on PATH)",
+    )
 
 
 def _source_args(
@@ -380,6 +403,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise InputError(
             f"unknown check or finding id(s): {', '.join(bad)} (cudoctor check --list-checks lists them)"
         )
+    if args.all_envs:
+        from cudoctor.allenvs import check_all
+
+        return check_all(args)
     snap = snapshot_for(args)
     report = Report(snap, checked(snap, only=args.only, ignore=args.ignore))
     if args.only or args.ignore:  # a partial run says so, and is never remembered as a good machine
@@ -422,8 +449,12 @@ def cmd_probe(args: argparse.Namespace) -> int:
 
     if args.stress < 0 or args.timeout <= 0:
         raise InputError("--stress must be >= 0 and --timeout > 0")
+    from cudoctor.commands import target_for
+
+    target = target_for(args)
     snap = Snapshot(origin="live")
-    snap.add(probe_fact(args.framework, args.stress, args.timeout))
+    snap.add(target.fact())
+    snap.add(probe_fact(args.framework, args.stress, args.timeout, target))
     probe_checks = [c.id for c in all_checks() if c.layer == LAYER]
     report = Report(snap, checked(snap, only=probe_checks))
     if args.format == "json":

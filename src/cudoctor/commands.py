@@ -7,12 +7,15 @@ import dataclasses
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cudoctor import store
 from cudoctor.inputs import InputError
 from cudoctor.model import CheckResult, Report, Snapshot
 from cudoctor.redact import Redactor
+
+if TYPE_CHECKING:
+    from cudoctor.facts.target import Target
 
 
 def db_path(args: argparse.Namespace) -> str:
@@ -24,7 +27,9 @@ def resolve(ref: str, db: str) -> tuple[str, Snapshot]:
     if ref == "now":
         from cudoctor.facts import collect_live
 
-        return "now (this machine)", collect_live()
+        target = target_for(argparse.Namespace())  # the environment `check` would inspect now
+        where = "" if target.is_self else f", {target.prefix}"
+        return f"now (this machine{where})", collect_live(target=target)
     if os.path.exists(ref) and not os.path.isdir(ref) and not ref.isdigit():
         from cudoctor.importers import load_report
 
@@ -38,12 +43,37 @@ def resolve(ref: str, db: str) -> tuple[str, Snapshot]:
     ) + f" of {entry.created}", snap
 
 
-def probe_fact(frameworks: list[str], stress: int, timeout: float) -> Any:
-    """Run the probes (progress on a terminal) and return them as the `probe.results` fact."""
-    from cudoctor import probe
-    from cudoctor.model import known
+def target_for(args: argparse.Namespace) -> Target:
+    """The Python environment to check: --python, else CUDOCTOR_PYTHON, else the active one
+    (chosen once per command; a Python that cannot be asked is an input error)."""
+    from cudoctor.facts import tool_timeout
+    from cudoctor.facts.target import TargetError, choose
 
-    chosen = frameworks or probe.installed()
+    chosen = getattr(args, "_target", None)
+    if chosen is None:
+        try:
+            chosen = choose(getattr(args, "python", None), os.environ, 2 * tool_timeout(os.environ))
+        except TargetError as exc:
+            raise InputError(str(exc)) from None
+        args._target = chosen
+    return chosen
+
+
+def probe_fact(frameworks: list[str], stress: int, timeout: float, target: Target | None = None) -> Any:
+    """Run the probes (progress on a terminal) with the interpreter of `target` (default: cudoctor's
+    own) and return them as the `probe.results` fact."""
+    from cudoctor import probe
+    from cudoctor.facts.target import PROBE_MIN
+    from cudoctor.model import known, unknown
+
+    if target is not None and not target.is_self and target.version_info[:2] < PROBE_MIN:
+        need = ".".join(map(str, PROBE_MIN))
+        return unknown(
+            "probe.results",
+            "cudoctor probe",
+            f"not probed: the probe child needs Python {need}+, {target.executable} is {target.version}",
+        )
+    chosen = frameworks or probe.installed(None if target is None else target.sys_path)
 
     def progress(result: dict[str, Any]) -> None:
         print(
@@ -55,7 +85,11 @@ def probe_fact(frameworks: list[str], stress: int, timeout: float) -> Any:
     if sys.stderr.isatty():
         print(f"probing {', '.join(chosen)} (one child process each) ...", file=sys.stderr, flush=True)
     results = probe.run_all(
-        chosen, timeout=timeout, progress=progress if sys.stderr.isatty() else None, stress=stress
+        chosen,
+        timeout=timeout,
+        progress=progress if sys.stderr.isatty() else None,
+        python=None if target is None else target.probe_python,
+        stress=stress,
     )
     return known("probe.results", results, "cudoctor probe (child processes)")
 
@@ -69,9 +103,13 @@ def snapshot_for(args: argparse.Namespace) -> Snapshot:
     else:
         from cudoctor.inputs import build_snapshot
 
-        snap = build_snapshot(args.facts, args.snapshot, live=not args.no_live)
+        live = not args.no_live
+        target = target_for(args) if live or args.probe else None
+        snap = build_snapshot(args.facts, args.snapshot, live=live, target=target)
+    if getattr(args, "python", None) and (args.from_file or args.no_live) and not args.probe:
+        raise InputError("--python names the environment to collect facts from: not with --from or --no-live")
     if args.probe:
-        snap.add(probe_fact([], 0, 180.0))
+        snap.add(probe_fact([], 0, 180.0, target_for(args)))
     elif snap.get("probe.results") is None:
         from cudoctor.model import absent
 
@@ -128,7 +166,7 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
         if args.action == "save":
             from cudoctor.facts import collect_live
 
-            report = build_report(collect_live())
+            report = build_report(collect_live(target=target_for(args)))
             errors = sum(f.severity.value == "error" for f in report.findings)
             sid = store.save(
                 db,

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import difflib
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cudoctor import textfiles
-from cudoctor.facts.stated import KEYS, from_stated
 from cudoctor.model import Snapshot
+
+if TYPE_CHECKING:
+    from cudoctor.facts.target import Target
 
 
 class InputError(Exception):
@@ -37,6 +39,8 @@ def read_json_file(path: str, what: str) -> Any:
 
 
 def load_stated(path: str, framework_hint: str | None = None) -> Snapshot:
+    from cudoctor.facts.stated import KEYS, from_stated  # its tables load only when facts are stated
+
     data = read_json_file(path, "facts file")
     if not isinstance(data, dict):
         raise InputError(f"facts file {path} must hold a JSON object with keys such as {', '.join(KEYS[:4])}")
@@ -61,6 +65,8 @@ def load_stated(path: str, framework_hint: str | None = None) -> Snapshot:
 
 def _by_word(key: str) -> list[str]:
     """'gpu_name' -> gpu, 'framework' -> framework_version: a known key that is a word of the unknown one."""
+    from cudoctor.facts.stated import KEYS
+
     words = set(key.lower().replace("-", "_").split("_"))
     return [k for k in KEYS if k in words or k.split("_")[0] in words][:1]
 
@@ -92,9 +98,14 @@ def _starts_like_json(path: str) -> bool:
 
 
 def build_snapshot(
-    facts: str | None, snapshot: str | None, live: bool, framework_hint: str | None = None
+    facts: str | None,
+    snapshot: str | None,
+    live: bool,
+    framework_hint: str | None = None,
+    target: Target | None = None,
 ) -> Snapshot:
-    """Stated facts win over a saved snapshot, which wins over this machine's live facts."""
+    """Stated facts win over a saved snapshot, which wins over this machine's live facts (of the
+    Python environment `target`, default cudoctor's own)."""
     layers: list[Snapshot] = []
     if facts:
         layers.append(load_stated(facts, framework_hint))
@@ -103,7 +114,7 @@ def build_snapshot(
     if live:
         from cudoctor.facts import collect_live
 
-        layers.append(collect_live())
+        layers.append(collect_live(target=target))
     if not layers:
         return Snapshot(origin="none")
     snap = layers[0]

@@ -30,22 +30,32 @@ from cudoctor.facts import (
     toolkits,
     xlaflags,
 )
+from cudoctor.facts.target import Target, self_target
 from cudoctor.model import Fact, Snapshot, failed, known
 
 Collector = Callable[[], list[Fact]]
 
 
-def _packages(sys_path: Sequence[str], ldcache: dict[str, list[str]], env: Mapping[str, str]) -> list[Fact]:
+def _packages(
+    sys_path: Sequence[str],
+    ldcache: dict[str, list[str]],
+    env: Mapping[str, str],
+    marker_env: Mapping[str, str] | None = None,
+    interpreter: str | None = None,
+) -> list[Fact]:
+    """Packages, pins and framework builds of the environment `sys_path` belongs to; `marker_env` and
+    `interpreter` are that environment's (default: cudoctor's own)."""
     dists, problems = packages.scan(sys_path)
-    ld = loader.for_process(env, ldcache)
+    ld = loader.for_process(env, ldcache, interpreter)
+    marker_env = dict(markers.environment() if marker_env is None else marker_env)
     installed = {d.name: d.version for d in dists}
     facts = [known("python.packages", installed, "dist-info scan")]
     broken = [d.error for d in dists if d.error] + problems
     facts.append(known("python.package_problems", broken, "dist-info scan"))
     facts.append(known("python.pins", packages.pins(dists), "dist-info Requires-Dist"))
-    wheel_pins = packages.wheel_pins(dists, markers.environment())
+    wheel_pins = packages.wheel_pins(dists, marker_env)
     facts.append(known("python.cuda_wheel_pins", wheel_pins, "dist-info Requires-Dist"))
-    requirements = packages.gpu_requirements(dists, markers.environment())
+    requirements = packages.gpu_requirements(dists, marker_env)
     facts.append(known("python.requirements", requirements, "dist-info Requires-Dist"))
     nvidia = [d.to_json() for d in dists if d.name.startswith(("nvidia-", "cuda-"))]
     facts.append(known("python.nvidia_wheels", nvidia, "dist-info scan"))
@@ -91,9 +101,15 @@ def _ldcache_fact(ldcache: dict[str, list[str]], how: str) -> Fact:
     return known("loader.ldcache", cuda_like, how)
 
 
-def collect_live(env: Mapping[str, str] | None = None, sys_path: Sequence[str] | None = None) -> Snapshot:
+def collect_live(
+    env: Mapping[str, str] | None = None, sys_path: Sequence[str] | None = None, target: Target | None = None
+) -> Snapshot:
+    """This machine's facts, for the Python environment `target` (default: cudoctor's own; `sys_path`
+    replaces its sys.path)."""
     env = dict(os.environ if env is None else env)
-    sys_path = list(sys.path if sys_path is None else sys_path)
+    target = self_target() if target is None else target
+    sys_path = list(target.sys_path if sys_path is None else sys_path)
+    interpreter = None if target.is_self else target.executable
     snap = Snapshot(
         origin="live", created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     )
@@ -105,15 +121,16 @@ def collect_live(env: Mapping[str, str] | None = None, sys_path: Sequence[str] |
             "driver",
             lambda: [
                 *driver.collect_driver(ldcache, timeout=2 * tool_timeout(env)),
-                *driverlibs.collect(env, ldcache),
+                *driverlibs.collect(env, ldcache, interpreter),
             ],
         ),
         ("toolkits", lambda: _toolkits(env, sys_path)),
-        ("packages", lambda: _packages(sys_path, ldcache, env)),
+        ("packages", lambda: _packages(sys_path, ldcache, env, target.markers, interpreter)),
         (
             "host",
             lambda: [
-                *host.collect_host(env),
+                *host.collect_host(env, target.python_fact()),
+                target.fact(),
                 limits.process_limits(),
                 caches.jit_caches(env),
                 network.interfaces(),

@@ -79,18 +79,21 @@ def resolve_driver_libs(ld: loader.Loader, requester: ElfInfo) -> dict[str, Any]
     return out
 
 
-def _python_elf() -> ElfInfo | None:
+def _python_elf(executable: str | None = None) -> ElfInfo | None:
     try:
-        return read_elf(os.path.realpath(sys.executable))
+        return read_elf(os.path.realpath(executable or sys.executable))
     except (ElfError, OSError):
         return None
 
 
-def collect(env: Mapping[str, str], ldcache: dict[str, list[str]]) -> list[Fact]:
-    """driver.libraries, and driver.userspace_version from libcuda's file name (not for cuda-compat)."""
-    requester = _python_elf()
+def collect(
+    env: Mapping[str, str], ldcache: dict[str, list[str]], executable: str | None = None
+) -> list[Fact]:
+    """driver.libraries, and driver.userspace_version from libcuda's file name (not for cuda-compat),
+    as the interpreter `executable` (default: cudoctor's own) would load them."""
+    requester = _python_elf(executable)
     if requester is None:
-        why = f"{sys.executable} is not an ELF file (not Linux?)"
+        why = f"{executable or sys.executable} is not an ELF file (not Linux?)"
         return [unknown("driver.libraries", "loader", why)]
     libs = resolve_driver_libs(loader.for_process(env, ldcache), requester)
     if libs is None:

@@ -78,7 +78,9 @@ def _libs_report(
                     libs[name] = res.to_json()
         except ElfError as exc:
             closure.unreadable.append(str(exc))
-    runtimes = all_runtime_versions(closure.visited, closure.resolved, loader.ld_library_path)
+    runtimes = all_runtime_versions(
+        closure.visited, closure.resolved, loader.ld_library_path, loader.interpreter
+    )
     return {
         "libs": libs,
         "own_libs_elsewhere": _own_libs_elsewhere(closure.resolved, site),

@@ -169,7 +169,12 @@ def temp_dir(env: Mapping[str, str]) -> str:
     return tempfile.gettempdir()
 
 
-def collect_host(env: Mapping[str, str]) -> list[Fact]:
+def collect_host(env: Mapping[str, str], python: Fact | None = None) -> list[Fact]:
+    """Host facts; `python` is the `host.python` fact of the environment checked (default: cudoctor's own)."""
+    if python is None:
+        python = known(
+            "host.python", {"version": platform.python_version(), "executable": sys.executable}, "sys"
+        )
     facts = [
         known(
             "host.os",
@@ -181,7 +186,7 @@ def collect_host(env: Mapping[str, str]) -> list[Fact]:
             },
             "platform",
         ),
-        known("host.python", {"version": platform.python_version(), "executable": sys.executable}, "sys"),
+        python,
         known("host.name", socket.gethostname(), "socket.gethostname"),
         known("host.temp_dir", temp_dir(env), "env:TMPDIR,TEMP,TMP / tempfile"),
         known("host.container", detect_container(), "file:/.dockerenv,/proc/1/cgroup"),

@@ -80,10 +80,13 @@ def preloads(value: str, ldcache: dict[str, list[str]]) -> dict[str, str]:
     return out
 
 
-def for_process(env: Mapping[str, str], ldcache: dict[str, list[str]]) -> Loader:
-    """The search state of a process started with `env`: its LD_LIBRARY_PATH and LD_PRELOAD."""
+def for_process(
+    env: Mapping[str, str], ldcache: dict[str, list[str]], interpreter: str | None = None
+) -> Loader:
+    """The search state of a process started with `env`: its LD_LIBRARY_PATH and LD_PRELOAD, and
+    the Python `interpreter` it runs (default: cudoctor's own)."""
     lib_path = tuple(p for p in env.get("LD_LIBRARY_PATH", "").split(":") if p)
-    return Loader(lib_path, ldcache, preloads(env.get("LD_PRELOAD", ""), ldcache))
+    return Loader(lib_path, ldcache, preloads(env.get("LD_PRELOAD", ""), ldcache), interpreter)
 
 
 def expand_origin(entry: str, origin_dir: str) -> str:
@@ -97,6 +100,7 @@ class Loader:
     ld_library_path: tuple[str, ...]
     ldcache: dict[str, list[str]]
     preloaded: dict[str, str] = dataclasses.field(default_factory=dict)  # soname -> path already loaded
+    interpreter: str | None = None  # the Python executable of the process (None: cudoctor's own)
 
     def search_order(self, requester: ElfInfo) -> list[tuple[str, str]]:
         origin = os.path.dirname(requester.path)

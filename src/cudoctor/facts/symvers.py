@@ -98,7 +98,11 @@ def unlinked_copies(dirs: Iterable[str], lib: str) -> list[str]:
 
 
 def runtime_versions(
-    objects: Iterable[str], resolution: Resolution | None, lib: str, extra_dirs: Iterable[str] = ()
+    objects: Iterable[str],
+    resolution: Resolution | None,
+    lib: str,
+    extra_dirs: Iterable[str] = (),
+    interpreter: str | None = None,
 ) -> dict[str, Any] | None:
     """What the framework needs from `lib` and what each copy the loader could pick offers.
 
@@ -116,7 +120,7 @@ def runtime_versions(
     dirs: tuple[str, ...] = ()
     if lib == CXX_LIB:
         seen = {os.path.realpath(c["path"]) for c in copies}
-        dirs = interpreter_dirs()
+        dirs = interpreter_dirs(interpreter)
         for d in dirs:
             path = os.path.join(d, lib)
             if os.path.exists(path) and os.path.realpath(path) not in seen:
@@ -132,13 +136,16 @@ def runtime_versions(
 
 
 def all_runtime_versions(
-    objects: Iterable[str], resolved: dict[str, Resolution], extra_dirs: Iterable[str]
+    objects: Iterable[str],
+    resolved: dict[str, Resolution],
+    extra_dirs: Iterable[str],
+    interpreter: str | None = None,
 ) -> dict[str, Any]:
-    """runtime_versions for each versioned runtime library the objects link."""
+    """runtime_versions for each versioned runtime library the objects link (in a process of `interpreter`)."""
     objects, extra_dirs = list(objects), list(extra_dirs)
     out = {}
     for lib in RUNTIME_LIBS:
-        found = runtime_versions(objects, resolved.get(lib), lib, extra_dirs)
+        found = runtime_versions(objects, resolved.get(lib), lib, extra_dirs, interpreter)
         if found:
             out[lib] = found
     return out

@@ -54,9 +54,14 @@ def installed(sys_path: Sequence[str] | None = None) -> list[str]:
 
 
 def run_probe(
-    framework: str, timeout: float = 120.0, env: dict[str, str] | None = None, **overrides: Any
+    framework: str,
+    timeout: float = 120.0,
+    env: dict[str, str] | None = None,
+    python: str | None = None,
+    **overrides: Any,
 ) -> dict[str, Any]:
-    """Run one framework's probe child and return its result (never raises for the child's failures)."""
+    """Run one framework's probe child with `python` (default: cudoctor's own interpreter) and return
+    its result (never raises for the child's failures)."""
     cfg = dict(DEFAULTS, framework=framework, **overrides)
     child_env = dict(os.environ if env is None else env)
     child_env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -64,7 +69,9 @@ def run_probe(
     # Not `-I`: the probe must import what the user's programs import (PYTHONPATH, user site);
     # the child runs from / so a stray module in the current directory cannot shadow anything.
     res = runner.run(
-        [sys.executable, "-X", "faulthandler", CHILD, json.dumps(cfg)], timeout=timeout, env=child_env
+        [python or sys.executable, "-X", "faulthandler", CHILD, json.dumps(cfg)],
+        timeout=timeout,
+        env=child_env,
     )
     out = _result(framework, res, time.perf_counter() - start)
     if (
@@ -72,7 +79,9 @@ def run_probe(
         and ASYNC_HINT.search(out.get("stderr_tail", ""))
         and "CUDA_LAUNCH_BLOCKING" not in child_env
     ):
-        blocking = run_probe(framework, timeout, dict(child_env, CUDA_LAUNCH_BLOCKING="1"), **overrides)
+        blocking = run_probe(
+            framework, timeout, dict(child_env, CUDA_LAUNCH_BLOCKING="1"), python, **overrides
+        )
         out["rerun_with_launch_blocking"] = blocking
         if blocking.get("diagnosis"):
             out["diagnosis"] = blocking["diagnosis"]
@@ -168,12 +177,14 @@ def run_all(
     frameworks: Sequence[str],
     timeout: float = 120.0,
     progress: Callable[[dict[str, Any]], None] | None = None,
+    python: str | None = None,
     **overrides: Any,
 ) -> list[dict[str, Any]]:
-    """Probe each framework in turn (sequentially, so timings do not disturb each other)."""
+    """Probe each framework in turn (sequentially, so timings do not disturb each other), each child
+    run by `python` (default: cudoctor's own interpreter)."""
     results = []
     for fw in frameworks:
-        result = run_probe(fw, timeout=timeout, **overrides)
+        result = run_probe(fw, timeout=timeout, python=python, **overrides)
         results.append(result)
         if progress is not None:
             progress(result)

@@ -125,7 +125,7 @@ def areas(report: Report) -> list[Area]:
             "Environment",
             "",
             by_layer.pop("Environment", []),
-            ["env", "env.paths", "host.os", "host.container", "host.wsl"],
+            ["env", "env.paths", "host.os", "host.container", "host.wsl", "host.target"],
         )
     )
     out.append(

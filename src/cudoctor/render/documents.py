@@ -53,7 +53,11 @@ def _looks_like_command(step: str) -> bool:
 
 
 def report_markdown(report: Report) -> str:
-    lines = ["## cudoctor report", "", "| area | status | summary |", "|---|---|---|"]
+    from cudoctor.render.text import target_line
+
+    checking = target_line(report.snapshot.value("host.target"))
+    lines = ["## cudoctor report", "", *([checking, ""] if checking else []), "| area | status | summary |"]
+    lines.append("|---|---|---|")
     for area in areas(report):
         lines.append(f"| {area.title} | {MD_STATUS[area.status]} | {area.summary.replace('|', '/')} |")
     lines.append("")
