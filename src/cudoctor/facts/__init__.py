@@ -79,6 +79,11 @@ def _toolkits(env: Mapping[str, str], sys_path: Sequence[str]) -> list[Fact]:
         for tk in found
         if tk.get("ptxas") and tk.get("ptxas_version")
     }
+    for tk in found:  # a toolkit's own nvcc is of the toolkit's version (its cuda.h / version.json)
+        if tk.get("nvcc") and tk.get("version"):
+            version = str(tk["version"])
+            answer = {"version": version, "release": version, "read_from": tk.get("version_source", "")}
+            asked.setdefault(toolkits.follow_wrapper(tk["nvcc"]), answer)
     return [
         known("cuda.toolkits", found, "dirs, env, PATH, wheels"),
         known("cuda.path_tools", toolkits.path_tools(env), "env:PATH"),
