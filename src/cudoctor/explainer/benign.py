@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import re
 
 from cudoctor import knowledge
 from cudoctor.explainer import signatures
@@ -15,7 +14,7 @@ class Benign:
     id: str
     title: str
     anchors: tuple[str, ...]
-    regex: re.Pattern[str]
+    regex: signatures.LazyRegex
     why: str
     matters: str
     source: str

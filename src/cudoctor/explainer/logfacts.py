@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import re
 from typing import Any
 
 from cudoctor import knowledge
@@ -22,7 +21,7 @@ from cudoctor.model import Snapshot, known
 class LogFact:
     id: str
     anchors: tuple[str, ...]
-    regex: re.Pattern[str]
+    regex: signatures.LazyRegex
     examples: tuple[str, ...]
     gives: dict[str, str]
     source: str

@@ -11,7 +11,8 @@ import dataclasses
 import functools
 import os
 import re
-from collections.abc import Iterable, Sequence
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 from cudoctor import knowledge, versions
@@ -81,7 +82,7 @@ CODE_IDS: dict[str, str] = {
 class Signature:
     id: str
     anchors: tuple[str, ...]
-    regex: re.Pattern[str]
+    regex: LazyRegex
     causes: dict[str, float]
     specificity: int
     examples: tuple[str, ...]
@@ -131,13 +132,54 @@ class Signature:
         return max(self.causes.items(), key=lambda kv: kv[1])[0]
 
 
+class LazyRegex:
+    """A case-insensitive pattern compiled when first used. A run tries only the patterns whose
+    anchor a line of the log holds, so compiling all ~400 at start (about 50 ms) is mostly wasted;
+    the tests compile every one (a bad pattern fails them, never a run)."""
+
+    __slots__ = ("_compiled", "pattern")
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.pattern, re.I)
+        return self._compiled
+
+    @property
+    def groupindex(self) -> Mapping[str, int]:
+        return self.compiled.groupindex
+
+    @property
+    def flags(self) -> int:
+        return self.compiled.flags
+
+    def search(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return self.compiled.search(text, pos, endpos)
+
+    def match(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return self.compiled.match(text, pos, endpos)
+
+    def fullmatch(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return self.compiled.fullmatch(text, pos, endpos)
+
+    def finditer(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> Iterator[re.Match[str]]:
+        return self.compiled.finditer(text, pos, endpos)
+
+    def __repr__(self) -> str:
+        return f"LazyRegex({self.pattern!r})"
+
+
 def matcher_fields(row: dict[str, Any]) -> dict[str, Any]:
-    """A data row's `anchors` (lower-cased, as the scanner compares them) and its `pattern`
-    compiled case-insensitively: the way every matcher table (signatures, benign lines, log
-    facts) is read."""
+    """A data row's `anchors` (lower-cased, as the scanner compares them) and its `pattern`,
+    case-insensitive and compiled when first used: the way every matcher table (signatures, benign
+    lines, log facts) is read."""
     return {
         "anchors": tuple(a.lower() for a in row["anchors"]),
-        "regex": re.compile(row["pattern"], re.I),
+        "regex": LazyRegex(row["pattern"]),
     }
 
 
@@ -160,7 +202,7 @@ class KnownLine(Protocol):
     @property
     def anchors(self) -> tuple[str, ...]: ...
     @property
-    def regex(self) -> re.Pattern[str]: ...
+    def regex(self) -> LazyRegex: ...
     @property
     def examples(self) -> tuple[str, ...]: ...
     @property

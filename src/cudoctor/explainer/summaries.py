@@ -18,7 +18,7 @@ class Summary:
     id: str
     title: str
     anchors: tuple[str, ...]
-    regex: re.Pattern[str]
+    regex: signatures.LazyRegex
     why: str
     find: tuple[str, ...]
     source: str
