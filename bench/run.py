@@ -9,6 +9,7 @@
     python bench/run.py fleet           # fleet aggregate over 10,000 reports
     python bench/run.py run --size-mb 1024  # cudoctor run -- CMD vs CMD alone, on a command printing 1 GB
     python bench/run.py patterns        # each log pattern's slowest search of a hostile line
+    python bench/run.py anchors --size-mb 100  # explain's scan time with 100 to 3,000 more anchors
 
 Wall times are medians of several runs of the whole command (process start included); peak
 memory is the child's max RSS from getrusage.
@@ -321,6 +322,45 @@ def bench_run(size_mb: int, runs: int) -> None:
     print(f"ratio: run takes {ww / dw:.3f}x the wall time")
 
 
+ANCHOR_CURVE = """
+import random, string, sys, time
+from cudoctor.explainer import scan, signatures
+real = signatures.anchor_index()
+rng = random.Random(3)
+extra = int(sys.argv[2])
+fake = {"zq" + "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(8, 18))) + " x": ()
+        for _ in range(extra)}
+signatures.anchor_index = lambda: {**real, **fake}
+best = None
+for _ in range(3):
+    with open(sys.argv[1], "rb") as fh:
+        t = time.perf_counter()
+        scan.scan(fh)
+        took = time.perf_counter() - t
+    best = took if best is None else min(best, took)
+print(len(real) + extra, best)
+"""
+
+
+def bench_anchors(size_mb: int) -> None:
+    """explain's scan against the number of anchors: the real ones plus synthetic ones that never
+    hit (100 to 3,000 more), on one generated log; issue 43 wants it flat (within 20%)."""
+    os.makedirs(OUT, exist_ok=True)
+    log = os.path.join(OUT, f"train-{size_mb}mb.log")
+    if not os.path.exists(log) or os.path.getsize(log) < (size_mb << 20):
+        write_log(log, size_mb)
+    env = installed_env()
+    rows = []
+    for extra in (0, 100, 300, 1000, 3000):
+        out = subprocess.run(
+            [sys.executable, "-c", ANCHOR_CURVE, log, str(extra)], capture_output=True, text=True, env=env
+        ).stdout.split()
+        rows.append((int(out[0]), float(out[1])))
+    base = rows[0][1]
+    for count, took in rows:
+        print(f"{count:5d} anchors: scan of {size_mb} MiB {took:.2f} s ({took / base:.2f}x the real set)")
+
+
 def bench_patterns() -> None:
     """Every pattern that reads log lines, timed on hostile lines (tests/hostile_lines.py): its slowest
     search of a crafted 2,000-character line, as a ratio to a literal search for its anchor on the
@@ -355,14 +395,14 @@ def main() -> int:
     ap.add_argument(
         "what",
         nargs="*",
-        help="which benchmarks: check, explain, oneline, api, probe, fleet, run, patterns (default: all)",
+        help="which benchmarks: check, explain, oneline, api, probe, fleet, run, patterns, anchors (default: all)",
     )
     ap.add_argument("--runs", type=int, default=7, help="runs per command for the check benchmark")
     ap.add_argument("--size-mb", type=int, default=1024, help="size of the generated training log")
     ap.add_argument("--keep", action="store_true", help="keep the generated log in bench/out/")
     args = ap.parse_args()
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    known = ["check", "explain", "oneline", "api", "probe", "fleet", "run", "patterns"]
+    known = ["check", "explain", "oneline", "api", "probe", "fleet", "run", "patterns", "anchors"]
     unknown = [w for w in args.what if w not in known]
     if unknown:
         ap.error(f"unknown benchmark(s): {', '.join(unknown)} (choose from {', '.join(known)})")
@@ -377,6 +417,7 @@ def main() -> int:
             "fleet": lambda: bench_fleet(10_000),
             "run": lambda: bench_run(args.size_mb, 3),
             "patterns": bench_patterns,
+            "anchors": lambda: bench_anchors(min(args.size_mb, 200)),
         }[what]()
     return 0
 

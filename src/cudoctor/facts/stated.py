@@ -162,6 +162,7 @@ def framework_facts(
         and info["cuda"] is None
         and info["build"] == "unknown"
         and not native_windows
+        and "+git" not in version  # a source build (2.0.0a0+git7f2b5ea): built with whatever CUDA was there
     ):
         default = knowledge.torch_default_variant(version)
         if default:
@@ -295,6 +296,14 @@ def _stated_archs(snap: Snapshot, text: str) -> None:
     snap.add(known(f"framework.{name}", info, "stated:other"))
 
 
+def _torch_cpu_said(snap: Snapshot, text: str) -> None:
+    """collect_env's 'CUDA used to build PyTorch: None' (or 'Could not collect') quoted in the prose:
+    the stated torch is a build without CUDA."""
+    info = snap.value("framework.torch")
+    if isinstance(info, dict) and stated_builds.CPU_SAID.search(text):
+        snap.add(known("framework.torch", {**info, "build": "cpu", "cuda": None}, "stated:other"))
+
+
 def _jax_on_cpu(snap: Snapshot, text: str) -> None:
     """jax.devices() quoted with only the CPU in it, for a JAX whose build nobody stated: a CPU jaxlib
     (PyPI's jaxlib is CPU-only; CUDA comes from a plugin or a +cuda wheel, which would list CudaDevice)."""
@@ -363,6 +372,7 @@ def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) ->
         ):
             snap.add(fact)
     _stated_archs(snap, get("framework_version") + "\n" + get("other"))
+    _torch_cpu_said(snap, get("other"))
     _jax_on_cpu(snap, get("other"))
     _cpu_without_avx(snap, " ".join([get("other"), get("os"), get("container")]))
     _stated_packages(snap, get("framework_version") + "\n" + get("other"))
