@@ -400,3 +400,18 @@ def test_a_build_described_in_words_gives_its_cuda_and_cudnn() -> None:
         ]
         == "12"
     )
+
+
+def test_collect_env_quoted_in_the_prose_can_say_the_torch_build_has_no_cuda() -> None:
+    said = "collect_env: CUDA used to build PyTorch: Could not collect; Is CUDA available: False"
+    snap = from_stated({"framework_version": "torch 2.1.0", "other": said})
+    assert snap.value("framework.torch")["build"] == "cpu" and snap.value("framework.torch")["cuda"] is None
+    plain = from_stated({"framework_version": "torch 2.1.0", "other": "CUDA used to build PyTorch: 12.1"})
+    assert plain.value("framework.torch")["build"] == "cuda"
+
+
+def test_a_source_build_does_not_take_the_default_wheels_cuda() -> None:
+    info = from_stated({"framework_version": "PyTorch version: 2.0.0a0+git7f2b5ea"}).value("framework.torch")
+    assert info["build"] == "unknown" and info["cuda"] is None
+    wheel = from_stated({"framework_version": "torch 2.0.0"}).value("framework.torch")
+    assert wheel["build"] == "cuda" and wheel["cuda"] == "11.7"
