@@ -271,3 +271,20 @@ def test_signatures_tried_first_win_their_ties(first: str, later: str) -> None:
     matches = rank.drop_refined(sorted(result.matches, key=lambda m: m.line))
     root = rank.pick_root(matches)
     assert root is not None and root.sig.id == first
+
+
+@pytest.mark.parametrize(
+    "sig_id", ["arch-unsupported/named-symbol-not-found", "driver-too-old/numba-linker-unknown-error"]
+)
+def test_a_signatures_own_examples_are_rooted_at_it(sig_id: str) -> None:
+    """Ties on one line go by id unless TRIED_BEFORE says otherwise: these two lost their own examples
+    to nccl-error and cuda-unknown-error while the order came from the old file's layout."""
+    import io
+
+    from cudoctor.explainer import rank, scan
+    from cudoctor.model import Snapshot
+
+    sig = next(s for s in signatures.load() if s.id == sig_id)
+    for example in sig.examples:
+        exp = rank.explain(scan.scan(io.BytesIO(example.encode())), Snapshot())
+        assert exp.root is not None and exp.root.sig.id == sig_id, example

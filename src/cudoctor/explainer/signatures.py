@@ -332,10 +332,11 @@ TRIED_BEFORE: dict[str, tuple[str, ...]] = {
     "multiple-toolkits/undefined-symbol": ("cudnn-mismatch/could-not-load-cudnn-sublibrary",),
     # ptxas refusing an architecture: the unknown name first, a dropped one as its other reading
     "toolchain-not-found/ptxas-unknown-gpu-name": ("multiple-toolkits/ptxas-dropped-gpu-arch",),
-    # NCCL's WARN line around a CUDA error, and the CUDA status around numba's linker call
-    "multi-gpu-comm/nccl-error": ("arch-unsupported/named-symbol-not-found",),
-    "no-gpu-visible/cuda-unknown-error": ("driver-too-old/numba-linker-unknown-error",),
 }
+# Not here, so the order of ids decides and each signature's own examples get its own cause:
+# arch-unsupported/named-symbol-not-found over multi-gpu-comm/nccl-error (an NCCL WARN line that
+# carries a kernel missing from the build), driver-too-old/numba-linker-unknown-error over
+# no-gpu-visible/cuda-unknown-error (numba's linker call failing with the unknown-error status).
 
 
 def try_order(sigs: Sequence[Signature]) -> list[Signature]:
