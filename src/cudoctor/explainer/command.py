@@ -357,11 +357,7 @@ def to_markdown(doc: dict[str, Any]) -> str:
 def explain_stated(log: str, stated: Mapping[str, Any]) -> dict[str, Any]:
     """What `cudoctor explain LOG --facts STATED --no-live --format json` prints, computed in this process
     (corpus scoring in the tests and tools/cv_explain.py)."""
-    from cudoctor.facts.stated import from_stated
-
-    result = scan.scan(io.BytesIO(log.encode("utf-8")))
-    hint = guess_framework(result, stated)
-    return to_json(_explained(result, from_stated(stated, hint), stated, hint), hint)
+    return explain_text(log, stated, live=False)
 
 
 def _explained(
@@ -399,17 +395,24 @@ def _facts_for(
 ) -> tuple[Snapshot, dict[str, Any]]:
     """Stated facts, a saved snapshot, the log's own, and this machine's only when the log comes from it."""
     snap: Snapshot = build_snapshot(args.facts, args.snapshot, live=False, framework_hint=hint)
-    used: dict[str, Any] = {
-        "stated": bool(args.facts),
-        "snapshot": bool(args.snapshot),
-        "log": sorted(result.facts),
-        "this_machine": False,
-        "left_out_because": [],
-    }
+    used = _facts_used(result, stated=bool(args.facts), snapshot=bool(args.snapshot))
     if args.no_live:
         used["left_out_because"] = ["--no-live"]
         return snap, used
     return _with_this_machine(result, snap, used, stated=bool(args.facts or args.snapshot))
+
+
+def _facts_used(
+    result: scan.ScanResult, stated: bool, snapshot: bool, left_out: list[str] | None = None
+) -> dict[str, Any]:
+    """Whose facts ranked the causes (JSON `facts_used`); this machine's are added by _with_this_machine."""
+    return {
+        "stated": stated,
+        "snapshot": snapshot,
+        "log": sorted(result.facts),
+        "this_machine": False,
+        "left_out_because": left_out or [],
+    }
 
 
 def _with_this_machine(
@@ -436,13 +439,7 @@ def explain_text(text: str, stated: Mapping[str, Any], live: bool) -> dict[str, 
     result = scan.scan(io.BytesIO(text.encode("utf-8", "replace")))
     hint = guess_framework(result, stated)
     snap = from_stated(stated, hint)
-    used: dict[str, Any] = {
-        "stated": bool(stated),
-        "snapshot": False,
-        "log": sorted(result.facts),
-        "this_machine": False,
-        "left_out_because": [] if live else ["live=False"],
-    }
+    used = _facts_used(result, stated=bool(stated), snapshot=False, left_out=[] if live else ["live=False"])
     if live:
         snap, used = _with_this_machine(result, snap, used, stated=bool(stated))
     doc = to_json(_explained(result, snap, stated, hint, live=used["this_machine"]), hint)
