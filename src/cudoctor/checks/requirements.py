@@ -17,11 +17,11 @@ from typing import Any
 from cudoctor import versions
 from cudoctor.checks import check, finding, view
 from cudoctor.checks.wheels import too_old
+from cudoctor.facts.packages import COMPILED_AGAINST
 from cudoctor.model import Finding, Severity, Snapshot
 
 LAYER = "CUDA toolkits & libraries"
 CAUSE = "requirements-unmet"
-COMPILED_AGAINST = ("torch", "jax", "jaxlib", "tensorflow")  # as facts.packages.pins
 
 # the framework a requiring distribution belongs to (its line shows the finding)
 _FRAMEWORK = (

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from cudoctor.facts import markers
 
@@ -154,16 +154,24 @@ def wheel_pins(dists: list[Dist], marker_env: Mapping[str, str]) -> list[dict[st
     """Version requirements installed packages state on installed NVIDIA CUDA wheels, where their
     markers hold here (extras count: see markers). Unversioned requirements say nothing; skipped."""
     installed = {d.name for d in dists if CUDA_WHEEL.match(d.name)}
-    out = []
-    for d in dists:
-        for req in d.requires:
-            parts = split_requirement(req)
-            if parts is None or parts[0] not in installed or not parts[1] or parts[0] == d.name:
-                continue
-            if parts[2] and markers.holds(parts[2], marker_env) is not True:
-                continue
-            out.append({"package": d.name, "version": d.version, "requires": parts[0], "spec": parts[1]})
-    return out
+    return [
+        {"package": d.name, "version": d.version, "requires": target, "spec": spec}
+        for d in dists
+        for target, spec, _ in _requirements_here(d, marker_env)
+        if target in installed and spec
+    ]
+
+
+def _requirements_here(d: Dist, marker_env: Mapping[str, str]) -> Iterator[tuple[str, str, str]]:
+    """(name, version spec, marker) of each requirement `d` states on another distribution whose
+    marker holds here (an `extra == ...` clause counts as held: see markers)."""
+    for req in d.requires:
+        parts = split_requirement(req)
+        if parts is None or parts[0] == d.name:
+            continue
+        if parts[2] and markers.holds(parts[2], marker_env) is not True:
+            continue
+        yield parts
 
 
 # Distributions whose requirements decide whether a GPU works: a jax-cuda12-plugin without the
@@ -186,15 +194,9 @@ def gpu_requirements(dists: list[Dist], marker_env: Mapping[str, str]) -> list[d
     for d in dists:
         if d.error or not GPU_REQUIRERS.match(d.name):
             continue
-        for req in d.requires:
-            parts = split_requirement(req)
-            if parts is None or parts[0] == d.name or not INTERESTING.match(parts[0]):
-                continue
-            target, spec, marker = parts
+        for target, spec, marker in _requirements_here(d, marker_env):
             extra = bool(_EXTRA.search(marker))
-            if (extra and target not in installed) or (
-                marker and markers.holds(marker, marker_env) is not True
-            ):
+            if not INTERESTING.match(target) or (extra and target not in installed):
                 continue
             row: dict[str, object] = {
                 "package": d.name,

@@ -15,12 +15,12 @@ import glob
 import json
 import os
 import re
-import shlex
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from cudoctor import runner, versions
+from cudoctor.facts import xlaflags
 
 RELEASE_RE = re.compile(r"release (\d+\.\d+), V(\d+\.\d+\.\d+)")
 
@@ -198,11 +198,7 @@ ROOT_VARS = ("CUDA_HOME", "CUDA_PATH", "CUDA_DIR")
 
 def xla_cuda_data_dir(xla_flags: str) -> str | None:
     """The directory XLA_FLAGS' --xla_gpu_cuda_data_dir names (XLA runs its bin/ptxas before PATH's)."""
-    try:
-        tokens = shlex.split(xla_flags)
-    except ValueError:
-        tokens = xla_flags.split()
-    found = [m.group(1) for t in tokens if (m := XLA_DATA_DIR.match(t))]
+    found = [m.group(1) for t in xlaflags.tokens(xla_flags) if (m := XLA_DATA_DIR.match(t))]
     return found[-1] if found else None
 
 

@@ -29,13 +29,17 @@ LIBRARIES = {
 }
 
 
+def tokens(value: str) -> list[str]:
+    """XLA_FLAGS split as a shell would (plain whitespace when its quotes do not close)."""
+    try:
+        return shlex.split(value)
+    except ValueError:
+        return value.split()
+
+
 def flag_names(value: str) -> list[str]:
     """The xla_* flag names XLA_FLAGS sets, in order ('--xla_gpu_graph_level=0' -> xla_gpu_graph_level)."""
-    try:
-        tokens = shlex.split(value)
-    except ValueError:
-        tokens = value.split()
-    names = [t.lstrip("-").split("=", 1)[0] for t in tokens if t.startswith("-")]
+    names = [t.lstrip("-").split("=", 1)[0] for t in tokens(value) if t.startswith("-")]
     return list(dict.fromkeys(n for n in names if n.startswith("xla_")))
 
 
