@@ -18,7 +18,7 @@ from typing import Any
 from cudoctor import __version__
 from cudoctor.model import Finding, Report
 from cudoctor.render.areas import Area, areas
-from cudoctor.render.probes import _fmt_tflops as throughput_text  # the probe table's own wording
+from cudoctor.render.probes import throughput_text  # the probe table's own wording
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:960px;color:#1d232a;padding:0 1rem}

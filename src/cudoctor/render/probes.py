@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 
-def _fmt_tflops(rec: dict[str, Any]) -> str:
+def throughput_text(rec: dict[str, Any]) -> str:
     t = rec.get("tflops")
     if t is None:
         return "-"
@@ -62,7 +62,7 @@ def table(results: list[dict[str, Any]]) -> list[str]:
                     f"{err:.1e}" if err is not None else "-",
                     ok,
                     str(rec.get("n", "-")),
-                    _fmt_tflops(rec),
+                    throughput_text(rec),
                     _fmt_sustained(rec),
                 )
             )
