@@ -9,7 +9,7 @@ past the ones there, and one that succeeds) run under `python -m cudoctor run --
 command, its stdout and stderr as `cudoctor run` passed them on, the status and the JSON explanation are
 written to OUT_DIR/<case>/. A pytest file with a passing GPU test and a failing one runs under
 `pytest --cudoctor` (the plugin loaded with -p, since the package is not installed there). Used once on
-an H100 (tests/fixtures/gpu/h100/run/README.md); tests/test_gpu_run_recordings.py replays the outputs.
+an H100 (tests/fixtures/gpu/h100/run/README.md); tests/gpu/test_run_recordings.py replays the outputs.
 """
 
 from __future__ import annotations

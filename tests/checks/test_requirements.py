@@ -15,8 +15,8 @@ import pytest
 
 from cudoctor.facts import collect_live, markers, packages
 from cudoctor.model import Severity, Snapshot
+from tests.checks.test_wheels import LINUX_X86, site_of
 from tests.conftest import run_check, stated
-from tests.test_wheels import LINUX_X86, site_of
 
 
 def _jax_site() -> str:

@@ -1,0 +1,156 @@
+"""Checks of the driver layer (checks/driver.py): a driver too old for the build, cuInit failures, no GPU
+visible, NVML and userspace mismatches. Each: a case that fires, a healthy case, missing facts."""
+
+from __future__ import annotations
+
+import pytest
+
+from cudoctor.model import Severity, absent
+from tests.checks.helpers import A100_CU124, outcome, torch_cuda
+from tests.conftest import finding_ids, run_check, stated
+
+
+# ---------------------------------------------------------------- driver layer
+def test_driver_too_old_fires_with_values_in_title() -> None:
+    snap = stated({"gpu": "A100", "driver": "470.82.01", "framework_version": "torch 2.5.1+cu124"})
+    r = run_check("driver-too-old", snap)
+    assert finding_ids(r) == ["driver-too-old"]
+    assert "470.82.01" in r.findings[0].title and "525.60.13" in r.findings[0].title
+    assert any("download.pytorch.org/whl/cu118" in s for s in r.findings[0].fix)
+
+
+def test_a_driver_from_before_cuda_11_gets_a_torch_build_it_can_run() -> None:
+    """A CUDA 10.2 driver (440.33) cannot run cu118 (nor anything through minor-version
+    compatibility, which starts at 11): the newest release with a variant it runs is 1.12's cu102."""
+    snap = stated({"driver": "440.33", "framework_version": "torch 2.1.0+cu121"})
+    fix = run_check("driver-too-old", snap).findings[0].fix[0]
+    assert "whl/cu102" in fix and "(10.2)" in fix
+    r575 = run_check(
+        "driver-too-old", stated({"driver": "575.51.03", "framework_version": "torch 2.13.0+cu130"})
+    )
+    assert "(12.9)" in r575.findings[0].fix[0] and "whl/cu129" in r575.findings[0].fix[0]
+
+
+def test_driver_too_old_silent_with_minor_version_compatibility() -> None:
+    assert outcome(
+        "driver-too-old", stated({"driver": "525.60.13", "framework_version": "torch 2.5.1+cu124"})
+    ) == ("ok", [])
+    assert outcome("driver-too-old", stated(A100_CU124)) == ("ok", [])
+
+
+def test_driver_given_as_a_bare_branch_is_compared_by_branch() -> None:
+    # "nvidia-410" may be any 410.x: too old only when the whole branch is older than the floor
+    cu100 = {"framework_version": "torch 1.0.0+cu100"}  # floor 410.48
+    assert outcome("driver-too-old", stated({"driver": "410", **cu100})) == ("ok", [])
+    assert outcome("driver-too-old", stated({"driver": "396", **cu100})) == ("findings", ["driver-too-old"])
+    assert outcome("driver-too-old", stated({"driver": "410.10", **cu100})) == (
+        "findings",
+        ["driver-too-old"],
+    )
+
+
+def test_driver_too_old_unknown_without_driver_fact() -> None:
+    assert outcome("driver-too-old", stated({"framework_version": "torch 2.5.1+cu124"}))[0] == "unknown"
+
+
+def test_no_gpu_visible_cases() -> None:
+    hidden = stated({"gpu": "A100"}, framework__torch=torch_cuda(), env={"CUDA_VISIBLE_DEVICES": ""})
+    assert outcome("no-gpu-visible", hidden)[1] == ["cuda-visible-devices-hides-gpus"]
+    bad_index = stated({"gpu": "A100"}, framework__torch=torch_cuda(), env={"CUDA_VISIBLE_DEVICES": "3"})
+    assert outcome("no-gpu-visible", bad_index)[1] == ["cuda-visible-devices-bad-index"]
+    no_driver = stated(
+        {}, framework__torch=torch_cuda(), env={}, gpu__pci=[{"slot": "0000:01:00.0", "driver": "none"}]
+    )
+    no_driver.add(absent("driver.version", "test", "no driver"))
+    assert outcome("no-gpu-visible", no_driver)[1] == ["no-driver"]
+    healthy = stated(A100_CU124, env={"CUDA_VISIBLE_DEVICES": "0"})
+    assert outcome("no-gpu-visible", healthy) == ("ok", [])
+    utility_only = stated(
+        {"gpu": "A100"},
+        framework__torch=torch_cuda(),
+        env={"NVIDIA_VISIBLE_DEVICES": "all", "NVIDIA_DRIVER_CAPABILITIES": "utility"},
+    )
+    r = run_check("no-gpu-visible", utility_only)
+    assert finding_ids(r) == ["container-without-gpu-compute"] and "compute" in r.findings[0].title
+    with_compute = stated(
+        A100_CU124, env={"NVIDIA_VISIBLE_DEVICES": "all", "NVIDIA_DRIVER_CAPABILITIES": "compute,utility"}
+    )
+    assert outcome("no-gpu-visible", with_compute) == ("ok", [])
+    no_gpus = stated({"gpu": "A100"}, framework__torch=torch_cuda(), env={"NVIDIA_VISIBLE_DEVICES": "void"})
+    assert outcome("no-gpu-visible", no_gpus)[1] == ["container-without-gpu-compute"]
+    assert outcome("no-gpu-visible", stated({}))[0] == "unknown"
+
+
+@pytest.mark.parametrize(("rc", "ids"), [(100, ["cuinit-failed"]), (804, ["cuinit-failed"]), (0, [])])
+def test_cuinit_failed(rc: int, ids: list[str]) -> None:
+    assert outcome("cuinit-failed", stated({}, driver__cuinit=rc))[1] == ids
+    assert outcome("cuinit-failed", stated({}))[0] == "unknown"
+
+
+HGX_NODES = [
+    "/dev/nvidia-nvswitch0",
+    "/dev/nvidia-nvswitch1",
+    "/dev/nvidia-nvswitchctl",
+    "/dev/nvidia0",
+    "/dev/nvidiactl",
+]
+
+
+def test_cuinit_802_names_the_fabric_manager_and_the_nvswitch_nodes() -> None:
+    f = run_check("cuinit-failed", stated({}, driver__cuinit=802, gpu__device_nodes=HGX_NODES)).findings[0]
+    assert "Fabric Manager" in f.title and f.cause == "no-gpu-visible"
+    assert "2 NVSwitch device(s) in /dev" in f.evidence[1]
+    assert f.fix[0].startswith("Check it: systemctl status nvidia-fabricmanager")
+    without_nodes = run_check("cuinit-failed", stated({}, driver__cuinit=802)).findings[0]
+    assert without_nodes.evidence == ("driver.cuinit = 802",)
+
+
+def test_cuinit_999_points_at_a_missing_nvidia_uvm_node() -> None:
+    nodes = ["/dev/nvidia0", "/dev/nvidiactl"]
+    f = run_check("cuinit-failed", stated({}, driver__cuinit=999, gpu__device_nodes=nodes)).findings[0]
+    assert "/dev/nvidia-uvm is missing" in f.evidence[1] and "sudo rmmod nvidia_uvm" in f.fix[0]
+    present = run_check(
+        "cuinit-failed", stated({}, driver__cuinit=999, gpu__device_nodes=[*nodes, "/dev/nvidia-uvm"])
+    )
+    assert len(present.findings[0].evidence) == 1
+
+
+def test_a_cuinit_code_without_a_row_is_still_an_error() -> None:
+    f = run_check("cuinit-failed", stated({}, driver__cuinit=217)).findings[0]
+    assert f.severity is Severity.ERROR and f.title.startswith("cuInit returned 217")
+    busy = run_check("cuinit-failed", stated({}, driver__cuinit=46)).findings[0]
+    assert "CUDA_ERROR_DEVICES_UNAVAILABLE" in busy.title and "nvidia-smi -c DEFAULT" in busy.fix[0]
+
+
+def test_nvml_driver_mismatch() -> None:
+    assert outcome("nvml-driver-mismatch", stated({}, driver__nvml_error="Driver/library version mismatch"))[
+        1
+    ] == ["nvml-driver-mismatch"]
+    assert outcome("nvml-driver-mismatch", stated({}, driver__nvml_error="Insufficient Permissions")) == (
+        "ok",
+        [],
+    )
+    assert outcome("nvml-driver-mismatch", stated({}))[0] == "unknown"
+
+
+def test_toolkit_newer_than_driver() -> None:
+    fired = outcome(
+        "toolkit-newer-than-driver",
+        stated({"driver": "470.82.01 (CUDA 11.4)", "system_cuda": "11.7 (nvcc/ptxas)"}),
+    )[1]
+    assert fired == ["ptxas-newer-than-driver-cuda"]
+    too_old = outcome("toolkit-newer-than-driver", stated({"driver": "440.33", "system_cuda": "12.1"}))[1]
+    assert "toolkit-needs-newer-driver" in too_old
+    assert outcome("toolkit-newer-than-driver", stated({"driver": "550.54.15", "system_cuda": "12.4"})) == (
+        "ok",
+        [],
+    )
+    assert outcome("toolkit-newer-than-driver", stated({"system_cuda": "12.4"}))[0] == "unknown"
+
+
+def test_driver_userspace_mismatch() -> None:
+    snap = stated({"driver": "384.130 kernel module, 375.66 user-space libcuda"})
+    assert outcome("driver-userspace-mismatch", snap)[1] == ["driver-userspace-mismatch"]
+    assert outcome("driver-userspace-mismatch", stated({"driver": "550.54.15"}))[0] == "unknown"
+    same = stated({"driver": "550.54.15"}, driver__userspace_version="550.54.15")
+    assert outcome("driver-userspace-mismatch", same) == ("ok", [])

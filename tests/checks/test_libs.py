@@ -1,0 +1,107 @@
+"""Checks of the CUDA libraries a framework loads (checks/libs.py): missing libraries, libraries shadowed
+by LD_LIBRARY_PATH or LD_PRELOAD, cuDNN and TensorFlow CUDA version mismatches."""
+
+from __future__ import annotations
+
+from tests.checks.helpers import outcome, torch_cuda
+from tests.conftest import finding_ids, run_check, stated
+
+
+# ---------------------------------------------------------------- libraries
+def test_cuda_libs_missing_and_cudnn_redirect() -> None:
+    libs = {
+        "libcublas.so.12": {"path": None, "via": "", "candidates": []},
+        "libcudnn.so.9": {"path": None, "via": "", "candidates": []},
+    }
+    r = run_check("cuda-libs-missing", stated({}, framework__torch=torch_cuda(libs=libs)))
+    assert sorted(finding_ids(r)) == ["lib-missing-cublas", "lib-missing-cudnn"]
+    assert {f.cause for f in r.findings} == {"cuda-libs-missing", "cudnn-mismatch"}
+    assert r.findings[0].fix[1] == (
+        "Or bring all of PyTorch's CUDA libraries: pip install --force-reinstall 'torch==2.5.1+cu124'"
+        " --index-url https://download.pytorch.org/whl/cu124  (torch's Linux wheels depend on the nvidia-* library wheels)"
+    )
+    assert (
+        r.findings[0].fix[2]
+        == "Or install the CUDA 12.x toolkit and put its lib64 directory on LD_LIBRARY_PATH"
+    )
+    assert r.findings[1].fix[0] == "pip install 'nvidia-cudnn-cu12==9.*'  (provides libcudnn.so.9)"
+    lost8 = {"libcudnn.so.8": {"path": None, "via": "", "candidates": []}}
+    cu11 = torch_cuda(version="2.0.1+cu118", cuda="11.8", libs=lost8)
+    [cudnn8] = run_check("cuda-libs-missing", stated({}, framework__torch=cu11)).findings
+    assert cudnn8.fix[0] == "pip install 'nvidia-cudnn-cu11==8.*'  (provides libcudnn.so.8)"
+    lost7 = {"libcudnn.so.7": {"path": None, "via": "", "candidates": []}}
+    cu10 = dict(cu11, version="1.8.1+cu102", cuda="10.2", libs=lost7)
+    [cudnn7] = run_check("cuda-libs-missing", stated({}, framework__torch=cu10)).findings
+    assert (
+        cudnn7.fix[0].startswith("Install cuDNN 7 for CUDA 10.2") and len(cudnn7.fix) == 3
+    )  # no wheel, no extra
+    tf213 = {
+        "version": "2.13.0",
+        "build": "cuda",
+        "cuda": "11.8",
+        "missing_needed": [{"name": "libcudart.so.11.0"}],
+    }
+    [old_tf] = run_check("cuda-libs-missing", stated({}, framework__tensorflow=tf213)).findings
+    assert not any("and-cuda" in step for step in old_tf.fix)  # TF 2.13 has no [and-cuda] extra
+    tf215 = dict(tf213, version="2.15.0", cuda="12.2", missing_needed=[{"name": "libcublas.so.12"}])
+    [new_tf] = run_check("cuda-libs-missing", stated({}, framework__tensorflow=tf215)).findings
+    assert "pip install 'tensorflow[and-cuda]==2.15.0'" in new_tf.fix[1] and "torch" not in " ".join(
+        new_tf.fix
+    )
+    assert outcome("cuda-libs-missing", stated({}, framework__torch=torch_cuda())) == ("ok", [])
+    assert outcome("cuda-libs-missing", stated({}))[0] == "unknown"
+
+
+def test_library_shadowed_by_ld_library_path() -> None:
+    shadow = {
+        "libnvJitLink.so.12": {
+            "path": "/usr/local/cuda-12.1/lib64/libnvJitLink.so.12",
+            "via": "LD_LIBRARY_PATH",
+            "candidates": [
+                ["/usr/local/cuda-12.1/lib64/libnvJitLink.so.12", "LD_LIBRARY_PATH"],
+                ["/site/nvidia/nvjitlink/lib/libnvJitLink.so.12", "runpath"],
+            ],
+        }
+    }
+    r = run_check("library-shadowed", stated({}, framework__torch=torch_cuda(libs=shadow)))
+    assert finding_ids(r) == ["shadowed-nvJitLink"] and "/usr/local/cuda-12.1/lib64" in r.findings[0].fix[0]
+    assert outcome("library-shadowed", stated({}, framework__torch=torch_cuda())) == ("ok", [])
+    assert outcome("library-shadowed", stated({}))[0] == "unknown"
+
+
+def test_library_shadowed_by_ld_preload_says_to_drop_the_preload() -> None:
+    preloaded = "/opt/old-cuda/lib64/libcublasLt.so.12"
+    shadow = {
+        "libcublasLt.so.12": {
+            "path": preloaded,
+            "via": "preloaded",
+            "candidates": [
+                [preloaded, "preloaded"],
+                ["/site/nvidia/cublas/lib/libcublasLt.so.12", "runpath"],
+            ],
+        }
+    }
+    f = run_check("library-shadowed", stated({}, framework__torch=torch_cuda(libs=shadow))).findings[0]
+    assert f"from {preloaded} (LD_PRELOAD)" in f.title
+    assert f.fix[0].startswith(f"Remove {preloaded} from LD_PRELOAD")
+
+
+def test_cudnn_version_mismatch() -> None:
+    snap = stated(
+        {"cudnn": "8.9.7", "framework_version": "torch 2.5.1+cu124"},
+        framework__torch=torch_cuda(cudnn="9.1.0.70"),
+    )
+    assert outcome("cudnn-version-mismatch", snap)[1] == ["cudnn-version-mismatch"]
+    ok = stated({"cudnn": "9.3.0"}, framework__torch=torch_cuda(cudnn="9.1.0.70"))
+    assert outcome("cudnn-version-mismatch", ok) == ("ok", [])
+    assert outcome("cudnn-version-mismatch", stated({}, framework__torch=torch_cuda()))[0] == "unknown"
+
+
+def test_tf_cuda_mismatch() -> None:
+    snap = stated({"framework_version": "tensorflow-gpu 1.13.1", "system_cuda": "10.1"})
+    r = run_check("tf-cuda-mismatch", snap)
+    assert finding_ids(r) == ["tf-cuda-mismatch"] and "10.0" in r.findings[0].title
+    assert outcome(
+        "tf-cuda-mismatch", stated({"framework_version": "tensorflow-gpu 1.13.1", "system_cuda": "10.0"})
+    ) == ("ok", [])
+    assert outcome("tf-cuda-mismatch", stated({"framework_version": "tensorflow-gpu 1.13.1"}))[0] == "unknown"

@@ -1,0 +1,134 @@
+"""cudoctor explain: which line is the root error, how the log text is normalised and read,
+and what a precise signature replaces."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from cudoctor.explainer import rank, scan
+from cudoctor.model import Snapshot
+from tests.explainer.helpers import ASYNC, explain_text, top
+
+
+def test_async_error_root_is_the_earlier_assert() -> None:
+    exp = explain_text(ASYNC)
+    assert exp.root is not None and exp.root.line == 2 and "Assertion" in exp.root.text
+    assert top(exp)[0] == "illegal-memory-access"
+
+
+MULTI_RANK = "".join(
+    [
+        f"[rank{r}]:[E ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE) ran for 600010 milliseconds before timing out.\n"
+        for r in range(4)
+    ]
+    + [
+        "[rank37]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 5 has a total capacity of 79.15 GiB of which 1.02 GiB is free.\n"
+    ]
+    + [
+        f"[rank{r}]:[E ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE)\n"
+        for r in range(40, 60)
+    ]
+)
+
+
+def test_multi_rank_root_is_the_oom_not_the_nccl_timeouts() -> None:
+    exp = explain_text(MULTI_RANK)
+    assert exp.root is not None and exp.root.rank == 37 and exp.root.line == 5
+    assert top(exp)[0] == "gpu-oom"
+    assert exp.scan.counts["multi-gpu-comm/collective-timeout"] == 24
+
+
+def test_same_message_different_machines() -> None:
+    gemm = "tensorflow.python.framework.errors_impl.InternalError: Blas GEMM launch failed : a.shape=(32, 1000), b.shape=(1000, 512), m=32, n=512, k=1000\n"
+    old_build_new_gpu = explain_text(
+        gemm, {"gpu": "A100", "framework_version": "tensorflow-gpu 1.13.1", "system_cuda": "10.0"}
+    )
+    assert top(old_build_new_gpu)[0] == "arch-unsupported"
+    alloc = (
+        "E tensorflow/stream_executor/cuda/cuda_blas.cc:464] failed to create cublas handle: CUBLAS_STATUS_ALLOC_FAILED\n"
+        + gemm
+    )
+    assert (
+        top(explain_text(alloc, {"gpu": "RTX 2080 Ti", "framework_version": "tensorflow-gpu 2.1.0"}))[0]
+        == "gpu-oom"
+    )
+    dlopen = (
+        "W tensorflow/stream_executor/platform/default/dso_loader.cc:55] Could not load dynamic library 'libcublas.so.10'; dlerror: libcublas.so.10: cannot open shared object file\n"
+        + gemm
+    )
+    assert top(explain_text(dlopen, {}))[0] == "cuda-libs-missing"
+
+
+def test_captured_values_are_used() -> None:
+    exp = explain_text("RuntimeError: The NVIDIA driver on your system is too old (found version 11060).\n")
+    assert exp.root is not None and exp.root.captures["driver_cuda_int"] == "11060"
+    assert any("CUDA 11.6" in r for r in exp.causes[0].reasons)
+    cudnn = explain_text(
+        "ImportError: libcudnn.so.8: cannot open shared object file: No such file or directory\n"
+    )
+    assert top(cudnn)[0] == "cudnn-mismatch"
+    big = explain_text(
+        "Blas xGEMV launch failed : a.shape=[1,1638400,3], b.shape=[1,3,1], m=1638400, n=1, k=3 [Op:MatMul]\n"
+    )
+    assert top(big)[0] == "library-bug"
+
+
+@pytest.mark.parametrize("engine", ["python", "auto"])
+def test_normalisation_of_colours_timestamps_crlf_and_bad_utf8(engine: str) -> None:
+    raw = (
+        b"2024-05-01 12:00:00.123456: I tensorflow/core/platform/cpu_feature_guard.cc:182] fine\r\n"
+        b"\x1b[31m2024-05-01T12:00:01Z [rank3]: RuntimeError: CUDA error: device-side assert triggered\x1b[0m\r\n"
+        b"\xff\xfe broken bytes here\r\n"
+    )
+    result = scan.scan(io.BytesIO(raw), engine=engine)
+    exp = rank.explain(result, Snapshot())
+    assert exp.root is not None and exp.root.line == 2 and exp.root.rank == 3
+    assert (
+        exp.root.text.startswith("2024-05-01T12:00:01Z")
+        and "\x1b" not in exp.root.text
+        and "\r" not in exp.root.text
+    )
+
+
+def test_python_and_hyperscan_engines_agree() -> None:
+    log = ASYNC + MULTI_RANK + "Could not load dynamic library 'libcudart.so.11.0'\n"
+    a = scan.scan(io.BytesIO(log.encode()), engine="python")
+    b = scan.scan(io.BytesIO(log.encode()), engine="auto")
+    assert [(m.line, m.sig.id) for m in a.matches] == [(m.line, m.sig.id) for m in b.matches]
+    assert a.lines == b.lines == log.count("\n")
+
+
+def test_no_match_falls_back_to_last_error_line() -> None:
+    exp = explain_text("starting\nValueError: my own bug\nshutting down\n")
+    assert exp.root is None and exp.root_fallback == (2, "ValueError: my own bug")
+
+
+def test_a_precise_signature_replaces_the_generic_one_on_its_line_only() -> None:
+    """detectron2#1991: ':/usr/local/cuda/bin/nvcc: not found' is a CUDA_HOME list, not a missing nvcc."""
+    exp = explain_text("/bin/sh: 1: :/usr/local/cuda/bin/nvcc: not found\n/bin/sh: 1: nvcc: not found\n")
+    sigs = [(m.line, m.sig.id) for m in exp.matches]
+    assert (1, "env-path-misconfig/cuda-home-path-list") in sigs
+    assert (1, "toolchain-not-found/cuda-home-not-set") not in sigs
+    assert (2, "toolchain-not-found/cuda-home-not-set") in sigs
+    facts = {"framework_version": "PyTorch 1.6.0", "system_cuda": "9.2"}  # a true but later problem
+    assert (
+        top(explain_text("/bin/sh: 1: :/usr/local/cuda/bin/nvcc: not found\n", facts))[0]
+        == "env-path-misconfig"
+    )
+
+
+def test_tensorflow_unexpected_event_status_defers_to_the_cuda_error_above_it() -> None:
+    alone = explain_text(
+        "F tensorflow/core/common_runtime/gpu/gpu_event_mgr.cc:273] Unexpected Event status: 1\n", {}
+    )
+    assert alone.root is not None and alone.root.sig.id == "illegal-memory-access/tf-unexpected-event-status"
+    assert "Error polling for event status" in rank.cause_json(alone.causes, 0)["fix"][0]
+    log = (
+        "E tensorflow/stream_executor/cuda/cuda_event.cc:49] Error polling for event status: failed to query "
+        "event: CUDA_ERROR_LAUNCH_FAILED: unspecified launch failure\n"
+        "F tensorflow/core/common_runtime/gpu/gpu_event_mgr.cc:203] Unexpected Event status: 1\n"
+    )
+    exp = explain_text(log, {})
+    assert exp.root is not None and exp.root.line == 1
