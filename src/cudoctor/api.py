@@ -3,24 +3,56 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import traceback
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cudoctor.model import Report, Snapshot
 
+if TYPE_CHECKING:
+    from cudoctor.facts.target import Target
 
-def check(facts: Mapping[str, Any] | None = None, live: bool = True) -> Report:
-    """Check this machine (and/or facts a person stated) and return the Report (findings, snapshot)."""
+PythonSpec = str | os.PathLike[str] | None
+
+
+def target(python: PythonSpec = None) -> Target:
+    """The Python environment whose facts the API gathers: `python` as `--python` takes it (an
+    interpreter, an environment directory, a command on PATH, or "self"); None is "self", the
+    interpreter running this code (a program or notebook calling the API is the environment it is
+    about). Raises TargetError (a ValueError) with one line when that Python cannot be asked."""
+    from cudoctor.facts import tool_timeout
+    from cudoctor.facts.target import choose, self_target
+
+    if python is None:
+        return self_target()
+    if not isinstance(python, str | os.PathLike):
+        raise TypeError(f"python must be a path (str or os.PathLike) or 'self', not {type(python).__name__}")
+    spec = os.fspath(python)
+    if not isinstance(spec, str):
+        raise TypeError("python must be a text path, not bytes")
+    env = dict(os.environ)
+    return choose(spec, env, 2 * tool_timeout(env), label="python=")
+
+
+def check(facts: Mapping[str, Any] | None = None, live: bool = True, python: PythonSpec = None) -> Report:
+    """Check this machine (and/or facts a person stated) and return the Report (findings, snapshot).
+
+    `python`: the Python environment whose packages, framework builds and libraries are checked, as
+    `cudoctor check --python` takes it (default: the one running this code)."""
     from cudoctor.facts import collect_live
     from cudoctor.facts.stated import from_stated
     from cudoctor.fixes import checked
 
+    if python is not None and not live:
+        raise ValueError("python= names the environment to collect facts from: not with live=False")
+    chosen = target(python) if live else None
     snap = Snapshot(origin="none")
     if facts:
         snap = from_stated(facts)
     if live:
-        snap = snap.merged_with(collect_live()) if facts else collect_live()
+        here = collect_live(target=chosen)
+        snap = snap.merged_with(here) if facts else here
     return Report(snap, checked(snap))
 
 
@@ -32,6 +64,7 @@ class Diagnosis:
     causes: list[dict[str, Any]]
     matched: bool  # True when a known GPU / BLAS / operand error signature was found
     harmless: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # known harmless lines seen
+    python: dict[str, Any] | None = None  # the environment this machine's facts describe (None: not gathered)
 
     @property
     def top(self) -> dict[str, Any] | None:
@@ -62,13 +95,17 @@ def exception_text(exc: BaseException) -> str:
 
 
 def explain(
-    exc_or_text: BaseException | str | bytes, facts: Mapping[str, Any] | None = None, live: bool = True
+    exc_or_text: BaseException | str | bytes,
+    facts: Mapping[str, Any] | None = None,
+    live: bool = True,
+    python: PythonSpec = None,
 ) -> Diagnosis:
     """Explain an exception (with its chained causes) or a log text (str, or bytes read as UTF-8).
 
     As `cudoctor explain` does: this machine's facts rank the causes when the text comes from this
     machine (its GPU, versions, Python and paths agree); live=False leaves them out, which is faster
-    (guard() and the pytest plugin do, so an exception handler stays quick).
+    (guard() and the pytest plugin do, so an exception handler stays quick). `python`: whose
+    environment "this machine's facts" describe, as in check() (default: the one running this code).
     """
     from cudoctor.explainer.command import explain_text
 
@@ -84,6 +121,9 @@ def explain(
         )
     if facts is not None and not isinstance(facts, Mapping):
         raise TypeError(f"facts must be a mapping of stated facts, not {type(facts).__name__}")
-    doc = explain_text(text, facts or {}, live)
+    if python is not None and not live:
+        raise ValueError("python= names the environment whose facts count: not with live=False")
+    doc = explain_text(text, facts or {}, live, target(python) if live else None)
     root = doc["root"]
-    return Diagnosis(root, doc["causes"], bool(root and root.get("signature")), doc["benign"])
+    python_used = doc.get("facts_used", {}).get("python")
+    return Diagnosis(root, doc["causes"], bool(root and root.get("signature")), doc["benign"], python_used)

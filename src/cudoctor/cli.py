@@ -201,6 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     s_show = snp_sub.add_parser("show", help="show one snapshot with the findings it gives")
     s_show.add_argument("ref", metavar="ID|LABEL", help="an id, a label, good or latest")
     s_show.add_argument("--format", choices=("text", "json"), default="text")
+    _python_arg(s_show, "whose last known good `good` names")
     for sp in (s_save, s_list, s_show):
         sp.add_argument(
             "--db", metavar="PATH", help="snapshot database (default: $CUDOCTOR_DB or the user data dir)"
@@ -216,6 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
     dif.add_argument("b", help="after (same choices)")
     dif.add_argument("--db", metavar="PATH", help="snapshot database")
     dif.add_argument("--format", choices=("text", "json"), default="text")
+    _python_arg(dif, "that `now` collects and whose last known good `good` names")
 
     rep = sub.add_parser(
         "report",
@@ -265,6 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="do not reserve the nodes' GPUs for the check task (busy clusters)",
     )
     flt.add_argument("--format", choices=("text", "json"), default="text")
+    _python_arg(flt, "to check on every node (a path there; default: as cudoctor check chooses on that node)")
 
     prb = sub.add_parser(
         "probe",
@@ -306,6 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     exp.add_argument("log", help="log file, or - for standard input")
     _source_args(exp)
+    _python_arg(exp, "whose facts count when the log comes from this machine")
     exp.add_argument(
         "-v",
         "--verbose",
@@ -316,11 +320,12 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser(
         "run",
         help="run a command, show its output as it comes, and explain it if it fails",
-        usage="cudoctor run [--no-live] [--json-out FILE] [--save] [--db PATH] -- CMD [ARGS...]",
+        usage="cudoctor run [--no-live] [--python PATH] [--json-out FILE] [--save] [--db PATH] -- CMD [ARGS...]",
         epilog=EPILOG_RUN,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("--no-live", action="store_true", help="explain without this machine's facts")
+    _python_arg(run, "whose facts explain a failure")
     run.add_argument(
         "--json-out",
         metavar="FILE",
@@ -353,11 +358,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _python_arg(p: argparse.ArgumentParser) -> None:
+def _python_arg(p: argparse.ArgumentParser, what: str = "to inspect") -> None:
     p.add_argument(
         "--python",
         metavar="PATH",
-        help="the Python environment to inspect: an interpreter, an environment directory, or 'self' for "
+        help=f"the Python environment {what}: an interpreter, an environment directory, or 'self' for "
         "cudoctor's own (default: $CUDOCTOR_PYTHON, else the active VIRTUAL_ENV or CONDA_PREFIX, else the "
         "python3 first on PATH)",
     )
@@ -416,7 +421,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         from cudoctor.commands import db_path, resolve
         from cudoctor.diff import diff
 
-        since_name, before = resolve(args.since, db_path(args))
+        since_name, before = resolve(args.since, db_path(args), args)
         report.extra["since"] = {"ref": since_name, **diff(before, snap).to_json()}
     if args.format == "json":
         sys.stdout.write(documents.dumps(documents.report_json(report)))

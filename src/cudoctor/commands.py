@@ -22,12 +22,14 @@ def db_path(args: argparse.Namespace) -> str:
     return getattr(args, "db", None) or store.default_path()
 
 
-def resolve(ref: str, db: str) -> tuple[str, Snapshot]:
-    """`now`, a file (any report format cudoctor reads), `good`, `latest`, an id or a label."""
+def resolve(ref: str, db: str, args: argparse.Namespace | None = None) -> tuple[str, Snapshot]:
+    """`now`, a file (any report format cudoctor reads), `good` (the last known good of the
+    environment `check` would inspect now), `latest`, an id or a label."""
+    args = argparse.Namespace() if args is None else args
     if ref == "now":
         from cudoctor.facts import collect_live
 
-        target = target_for(argparse.Namespace())  # the environment `check` would inspect now
+        target = target_for(args)  # the environment `check` would inspect now
         where = "" if target.is_self else f", {target.prefix}"
         return f"now (this machine{where})", collect_live(target=target)
     if os.path.exists(ref) and not os.path.isdir(ref) and not ref.isdigit():
@@ -35,7 +37,11 @@ def resolve(ref: str, db: str) -> tuple[str, Snapshot]:
 
         return ref, load_report(ref)
     try:
-        entry, snap = store.load(db, ref)
+        if ref == "good":
+            target = target_for(args)
+            entry, snap = store.load(db, ref, env=target.key, executable=target.executable)
+        else:
+            entry, snap = store.load(db, ref)
     except store.StoreError as exc:
         raise InputError(str(exc)) from None
     return f"snapshot {entry.id}" + (
@@ -183,13 +189,17 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
             if args.format == "json":
                 print(json.dumps([dataclasses.asdict(e) for e in rows], indent=2))
             else:
-                print(f"{'id':>5}  {'created':25}  {'label':16}  {'good':4}  findings  host")
+                print(f"{'id':>5}  {'created':25}  {'label':16}  {'good':4}  findings  host  environment")
                 for e in rows:
                     print(
-                        f"{e.id:>5}  {e.created:25}  {(e.label or ''):16}  {'yes' if e.good else '':4}  {e.findings:>8}  {e.host or ''}"
+                        f"{e.id:>5}  {e.created:25}  {(e.label or ''):16}  {'yes' if e.good else '':4}  {e.findings:>8}  {e.host or ''}  {e.env or '?'}"
                     )
             return 0
-        entry, snap = store.load(db, args.ref)
+        if args.ref == "good":  # of the environment `check` would inspect now
+            target = target_for(args)
+            entry, snap = store.load(db, args.ref, env=target.key, executable=target.executable)
+        else:
+            entry, snap = store.load(db, args.ref)
     except store.StoreError as exc:
         raise InputError(str(exc)) from None
     from cudoctor.render import documents, text
@@ -211,8 +221,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from cudoctor.diff import diff, render_text
 
     db = db_path(args)
-    a_name, a = resolve(args.a, db)
-    b_name, b = resolve(args.b, db)
+    a_name, a = resolve(args.a, db, args)
+    b_name, b = resolve(args.b, db, args)
     d = diff(a, b)
     if args.format == "json":
         sys.stdout.write(json.dumps({"a": a_name, "b": b_name, **d.to_json()}, indent=2) + "\n")
@@ -255,10 +265,24 @@ def cmd_report(args: argparse.Namespace) -> int:
     return report.exit_code
 
 
+def _fleet_python(args: argparse.Namespace) -> str | None:
+    """--python for `fleet --ray`, a path on the nodes (not checked here, where it may not exist)."""
+    spec = getattr(args, "python", None)
+    if spec is not None and (not spec.strip() or "\0" in spec):
+        raise InputError("--python is empty: name an interpreter or environment on the nodes, or 'self'")
+    if spec and os.sep in spec and not os.path.isabs(spec):  # the workers do not run from this directory
+        spec = os.path.abspath(spec)
+    return spec
+
+
 def cmd_fleet(args: argparse.Namespace) -> int:
     from cudoctor.fleet import analysis
 
     if args.paths:
+        if getattr(args, "python", None):
+            raise InputError(
+                "--python names the environment each node checks: not with aggregate (reports say theirs)"
+            )
         if args.paths[0] != "aggregate" or args.ray:
             raise InputError(
                 "use either: cudoctor fleet --ray ADDRESS, or: cudoctor fleet aggregate PATH ..."
@@ -276,6 +300,7 @@ def cmd_fleet(args: argparse.Namespace) -> int:
             timeout=args.timeout,
             request_gpus=not args.no_gpu_request,
             progress=progress,
+            python=_fleet_python(args),
         )
     else:
         raise InputError("say where the nodes are: --ray ADDRESS, or aggregate PATH ...")

@@ -9,9 +9,12 @@ import os
 import shlex
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cudoctor import supervise
+
+if TYPE_CHECKING:
+    from cudoctor.facts.target import Target
 
 
 def run_and_explain(args: argparse.Namespace) -> int:
@@ -19,8 +22,21 @@ def run_and_explain(args: argparse.Namespace) -> int:
     if argv and argv[0] == "--":
         argv = argv[1:]
     if not argv:
-        print("usage: cudoctor run [--no-live] [--json-out FILE] [--save] -- CMD [ARGS...]", file=sys.stderr)
+        print(
+            "usage: cudoctor run [--no-live] [--python PATH] [--json-out FILE] [--save] -- CMD [ARGS...]",
+            file=sys.stderr,
+        )
         print("cudoctor run: error: no command given (put it after --)", file=sys.stderr)
+        return 2
+    named = getattr(args, "python", None)
+    if named and args.no_live:
+        print(
+            "cudoctor run: error: --python names the environment whose facts count: not with --no-live",
+            file=sys.stderr,
+        )
+        return 2
+    target = _target(args) if named else None  # a --python that cannot be asked stops here, before CMD runs
+    if named and target is None:
         return 2
     try:
         outcome = supervise.run(argv)
@@ -31,17 +47,22 @@ def run_and_explain(args: argparse.Namespace) -> int:
         return 0
     from cudoctor.explainer.command import explain_output, to_brief
 
-    doc, snap = explain_output(outcome.record.text(), live=not args.no_live)
+    live = not args.no_live
+    if live and target is None:  # the default environment is chosen only when there is a failure to explain
+        target = _target(args)
+        live = target is not None
+    doc, snap = explain_output(outcome.record.text(), live=live, target=target)
     how = (
         f"was killed by signal {outcome.signal}" if outcome.signal else f"exited with status {outcome.status}"
     )
     # a run's output may fail for any reason: causes are shown where a known GPU/CUDA/BLAS error is there
     known = bool((doc["root"] or {}).get("signature"))
     brief = to_brief(doc) if known else ""
+    facts = f" and the facts of {target.describe()}" if brief and live and target is not None else ""
     sys.stderr.write(
         f"\ncudoctor: `{_short(argv)}` {how} after {outcome.duration_s:.1f} s"
         + (
-            " (explained from its output):\n" + brief
+            f" (explained from its output{facts}):\n" + brief
             if brief
             else "; no known GPU, CUDA or BLAS error in its output.\n"
         )
@@ -51,6 +72,22 @@ def run_and_explain(args: argparse.Namespace) -> int:
     if args.save:
         _save(args, argv, outcome, snap)
     return outcome.status
+
+
+def _target(args: argparse.Namespace) -> Target | None:
+    """The environment whose facts explain a failure (--python, else as `check` chooses); None, with
+    one line on stderr, when it cannot be asked: `run` never fails for it after the command ran."""
+    from cudoctor.commands import target_for
+    from cudoctor.inputs import InputError
+
+    try:
+        return target_for(args)
+    except InputError as exc:
+        if getattr(args, "python", None):
+            print(f"cudoctor run: error: {exc}", file=sys.stderr)
+        else:
+            print(f"cudoctor: note: explained without this machine's facts: {exc}", file=sys.stderr)
+        return None
 
 
 def _short(argv: list[str], limit: int = 80) -> str:

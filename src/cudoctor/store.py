@@ -3,6 +3,12 @@
 WAL journal and a busy timeout let several processes save at once; every save is one
 transaction, so a process killed mid-save leaves every earlier snapshot readable. A file
 that is not a cudoctor database (or one from a newer cudoctor) is refused, never modified.
+
+Each snapshot names the Python environment it describes (`env`: its prefix and Python major.minor,
+facts/target.py `env_key`), so the last known good of one environment is never the baseline of
+another. The column came after schema 1 and is added in place (an older cudoctor reads and writes
+the file as before; rows it writes, and rows from before, carry no `env` and are matched by what
+their snapshot says about its Python).
 """
 
 from __future__ import annotations
@@ -33,7 +39,8 @@ CREATE TABLE IF NOT EXISTS snapshots (
     findings INTEGER NOT NULL DEFAULT 0,
     errors INTEGER NOT NULL DEFAULT 0,
     auto INTEGER NOT NULL DEFAULT 0,
-    body TEXT NOT NULL
+    body TEXT NOT NULL,
+    env TEXT
 )"""
 MAX_ID = 2**63 - 1  # SQLite's largest integer
 KEEP_AUTO = 20  # automatic "last known good" records kept; saved ones are never pruned
@@ -56,6 +63,7 @@ class Entry:
     good: bool
     findings: int
     errors: int
+    env: str | None = None  # the Python environment the snapshot describes (None: saved before it was kept)
 
 
 def default_path() -> str:
@@ -174,11 +182,23 @@ def _damage(conn: sqlite3.Connection) -> str | None:
     """SQLite's own quick check of every page and index (milliseconds for a snapshot database):
     a damaged file must be refused before anything is written into it."""
     rows = [str(r[0]) for r in conn.execute("PRAGMA quick_check(3)").fetchall()]
-    return None if rows == ["ok"] else "; ".join(rows)[:300]
+    if rows != ["ok"]:
+        return "; ".join(rows)[:300]
+    try:  # pages SQLite finds sound can still hold text that is not text (bytes flipped inside a row)
+        conn.execute("SELECT id, created, label, host, good, findings, errors FROM snapshots").fetchall()
+    except sqlite3.DatabaseError as exc:
+        return f"a row cannot be read: {exc}"[:300]
+    return None
+
+
+def _has_env(conn: sqlite3.Connection) -> bool:
+    return any(row[1] == "env" for row in conn.execute("PRAGMA table_info(snapshots)").fetchall())
 
 
 def _initialise(conn: sqlite3.Connection) -> None:
     if conn.execute("PRAGMA application_id").fetchone()[0] == APP_ID:
+        if not _has_env(conn):
+            _add_env_column(conn)
         return
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("BEGIN IMMEDIATE")
@@ -193,6 +213,48 @@ def _initialise(conn: sqlite3.Connection) -> None:
         raise
 
 
+def _add_env_column(conn: sqlite3.Connection) -> None:
+    """A file from before `env` was kept gets the column (nullable: its rows, and those an older
+    cudoctor still writes, stay as they are)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if not _has_env(conn):  # another process may have added it meanwhile
+            conn.execute("ALTER TABLE snapshots ADD COLUMN env TEXT")
+        conn.execute("COMMIT")
+    except sqlite3.Error:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def env_of(facts: Any) -> str | None:
+    """The environment key of a snapshot's facts (JSON form): from `host.target`, else from a
+    `host.python` that names its prefix; None when it names neither (a snapshot from before)."""
+    from cudoctor.facts.target import env_key
+
+    if not isinstance(facts, dict):
+        return None
+    for name in ("host.target", "host.python"):
+        fact = facts.get(name)
+        value = fact.get("value") if isinstance(fact, dict) else None
+        if isinstance(value, dict) and value.get("prefix") and value.get("version"):
+            return env_key(str(value["prefix"]), str(value["version"]), str(value.get("executable") or ""))
+    return None
+
+
+def _legacy_match(facts: Any, env: str, executable: str | None) -> bool:
+    """A snapshot saved without an `env`: the same environment when its facts give the same key, or,
+    from before the prefix was kept, when its interpreter is the same file of the same major.minor."""
+    key = env_of(facts)
+    if key is not None:
+        return key == env
+    fact = facts.get("host.python") if isinstance(facts, dict) else None
+    value = fact.get("value") if isinstance(fact, dict) else None
+    if not executable or not isinstance(value, dict):
+        return False
+    minor = ".".join(str(value.get("version") or "").split(".")[:2])
+    return value.get("executable") == executable and bool(minor) and env.endswith(f" python{minor}")
+
+
 def save(
     path: str,
     snap: Snapshot,
@@ -202,13 +264,16 @@ def save(
     errors: int = 0,
     auto: bool = False,
 ) -> int:
-    """Store a snapshot in one transaction; `auto` records (clean checks) keep only the newest KEEP_AUTO."""
-    body = json.dumps(snap.to_json(), default=str)
+    """Store a snapshot in one transaction, with the environment it describes; `auto` records (clean
+    checks) keep only the newest KEEP_AUTO of that environment."""
+    data = snap.to_json()
+    env = env_of(data.get("facts"))
+    body = json.dumps(data, default=str)
     with connect(path) as conn:
         conn.execute("BEGIN IMMEDIATE")
         try:
             cur = conn.execute(
-                "INSERT INTO snapshots (created, label, host, good, findings, errors, auto, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO snapshots (created, label, host, good, findings, errors, auto, body, env) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     snap.created or _now(),
                     label,
@@ -218,12 +283,14 @@ def save(
                     errors,
                     int(auto),
                     body,
+                    env,
                 ),
             )
             if auto:
                 conn.execute(
-                    "DELETE FROM snapshots WHERE auto = 1 AND id NOT IN (SELECT id FROM snapshots WHERE auto = 1 ORDER BY id DESC LIMIT ?)",
-                    (KEEP_AUTO,),
+                    "DELETE FROM snapshots WHERE auto = 1 AND env IS ? AND id NOT IN "
+                    "(SELECT id FROM snapshots WHERE auto = 1 AND env IS ? ORDER BY id DESC LIMIT ?)",
+                    (env, env, KEEP_AUTO),
                 )
             conn.execute("COMMIT")
         except sqlite3.Error:
@@ -238,10 +305,15 @@ def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
+def _env_column(conn: sqlite3.Connection) -> str:
+    """`env`, or NULL in a file from before it was kept (read-only: never added there)."""
+    return "env" if _has_env(conn) else "NULL"
+
+
 def entries(path: str, limit: int = 50) -> list[Entry]:
     try:
         with connect(path, create=False) as conn:
-            query = "SELECT id, created, label, host, good, findings, errors FROM snapshots ORDER BY id DESC LIMIT ?"
+            query = f"SELECT id, created, label, host, good, findings, errors, {_env_column(conn)} FROM snapshots ORDER BY id DESC LIMIT ?"
             rows = conn.execute(query, (min(max(limit, 0), MAX_ID),)).fetchall()
     except EmptyStore:
         return []
@@ -256,21 +328,55 @@ def count(path: str) -> int:
         return 0
 
 
-def load(path: str, ref: str) -> tuple[Entry, Snapshot]:
-    """A snapshot by id, label or `good` (the last known good); raises StoreError when absent."""
+def load(
+    path: str, ref: str, env: str | None = None, executable: str | None = None
+) -> tuple[Entry, Snapshot]:
+    """A snapshot by id, label or `good`; raises StoreError when absent. `good` is the last known
+    good of the environment `env` (a Target's key; `executable` its interpreter, for snapshots saved
+    before the key was kept); without `env`, of any environment."""
+    if ref == "good" and env is not None:
+        return _good_of(path, env, executable)
     where, args = _where(ref)
     with connect(path, create=False) as conn:
         row = conn.execute(
-            f"SELECT id, created, label, host, good, findings, errors, body FROM snapshots WHERE {where} ORDER BY id DESC LIMIT 1",
+            f"SELECT id, created, label, host, good, findings, errors, {_env_column(conn)}, body FROM snapshots WHERE {where} ORDER BY id DESC LIMIT 1",
             args,
         ).fetchone()
     if row is None:
         raise StoreError(f"no snapshot {ref!r} in {path} (see: cudoctor snapshot list)")
+    return _entry(path, row), _body(path, row)
+
+
+def _body(path: str, row: tuple[Any, ...]) -> Snapshot:
     try:
-        snap = Snapshot.from_json(textfiles.load_json(row[7]))
+        return Snapshot.from_json(textfiles.load_json(row[8]))
     except (ValueError, TypeError) as exc:
         raise StoreError(f"snapshot {row[0]} in {path} is unreadable: {exc}") from None
-    return _entry(path, row), snap
+
+
+def _good_of(path: str, env: str, executable: str | None) -> tuple[Entry, Snapshot]:
+    """The newest good snapshot of `env`: one saved with that key, or one saved without a key whose
+    facts name the same environment (read newest first; a few rows in practice)."""
+    with connect(path, create=False) as conn:
+        column = _env_column(conn)
+        rows = conn.execute(
+            f"SELECT id, created, label, host, good, findings, errors, {column}, body FROM snapshots "
+            f"WHERE good = 1 AND ({column} = ? OR {column} IS NULL) ORDER BY id DESC",
+            (env,),
+        )
+        for row in rows:
+            if row[7] == env:
+                return _entry(path, row), _body(path, row)
+            try:
+                facts = textfiles.load_json(row[8]).get("facts")
+            except (ValueError, TypeError, AttributeError):
+                continue
+            if _legacy_match(facts, env, executable):
+                return _entry(path, row), _body(path, row)
+    raise StoreError(
+        f"no last known good snapshot of {env.rsplit(' python', 1)[0]} in {path} (a clean cudoctor check "
+        "of that environment records one; cudoctor snapshot list shows what there is)"
+    )
 
 
 COLUMNS = (
@@ -281,6 +387,7 @@ COLUMNS = (
     ("good", int),
     ("findings", int),
     ("errors", int),
+    ("env", str),
 )
 
 
@@ -293,11 +400,11 @@ def _entry(path: str, row: tuple[Any, ...]) -> Entry:
                 f"{path}: snapshot {row[0]!r} has a {name} of type {type(value).__name__}, not "
                 f"{'text' if kind is str else 'a number'}: the database was changed by another program"
             )
-        if value is None and name not in ("label", "host"):
+        if value is None and name not in ("label", "host", "env"):
             raise StoreError(
                 f"{path}: snapshot {row[0]!r} has no {name}: the database was changed by another program"
             )
-    return Entry(row[0], row[1], row[2], row[3], bool(row[4]), row[5], row[6])
+    return Entry(row[0], row[1], row[2], row[3], bool(row[4]), row[5], row[6], row[7])
 
 
 def _where(ref: str) -> tuple[str, tuple[Any, ...]]:

@@ -9,7 +9,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cudoctor import textfiles
 from cudoctor.explainer import benign, evidence, logfacts, rank, scan
@@ -17,6 +17,9 @@ from cudoctor.facts.stated import KEYS as stated_keys
 from cudoctor.fixes import scope
 from cudoctor.inputs import InputError, build_snapshot
 from cudoctor.model import Snapshot
+
+if TYPE_CHECKING:
+    from cudoctor.facts.target import Target
 
 VENDORED_XLA = re.compile(r"external/org_tensorflow/\S*")
 FRAMEWORK_HINTS = (
@@ -372,6 +375,8 @@ def _explained(
 
 
 def run_explain(args: argparse.Namespace) -> int:
+    if getattr(args, "python", None) and args.no_live:
+        raise InputError("--python names the environment whose facts count: not with --no-live")
     result = run_scan(args.log)
     stated = _stated(args.facts)
     hint = guess_framework(result, stated)
@@ -399,7 +404,10 @@ def _facts_for(
     if args.no_live:
         used["left_out_because"] = ["--no-live"]
         return snap, used
-    return _with_this_machine(result, snap, used, stated=bool(args.facts or args.snapshot))
+    from cudoctor.commands import target_for
+
+    target = target_for(args)  # --python, else as `check` chooses; one that cannot be asked: exit 2
+    return _with_this_machine(result, snap, used, stated=bool(args.facts or args.snapshot), target=target)
 
 
 def _facts_used(
@@ -416,13 +424,17 @@ def _facts_used(
 
 
 def _with_this_machine(
-    result: scan.ScanResult, snap: Snapshot, used: dict[str, Any], stated: bool
+    result: scan.ScanResult, snap: Snapshot, used: dict[str, Any], stated: bool, target: Target | None = None
 ) -> tuple[Snapshot, dict[str, Any]]:
-    """This machine's facts added to `snap` when the log comes from this machine (explainer/whose.py)."""
+    """This machine's facts, of the Python environment `target` (default: cudoctor's own), added to
+    `snap` when the log comes from this machine (explainer/whose.py); `used["python"]` says which."""
     from cudoctor.explainer import whose
     from cudoctor.facts import collect_live
+    from cudoctor.facts.target import self_target
 
-    live = collect_live()
+    target = self_target() if target is None else target
+    live = collect_live(target=target)
+    used["python"] = target.summary()
     differ = whose.differences({k: v for k, (_, v) in result.facts.items()}, evidence.excerpt(result), live)
     if differ:
         used["left_out_because"] = differ
@@ -431,9 +443,12 @@ def _with_this_machine(
     return (snap.merged_with(live) if stated else live), used
 
 
-def explain_text(text: str, stated: Mapping[str, Any], live: bool) -> dict[str, Any]:
+def explain_text(
+    text: str, stated: Mapping[str, Any], live: bool, target: Target | None = None
+) -> dict[str, Any]:
     """What `cudoctor explain` prints as JSON for a text (the Python API's cudoctor.explain): the same
-    steps, with this machine's facts when `live` and the text comes from this machine."""
+    steps, with this machine's facts (of the environment `target`, default cudoctor's own) when `live`
+    and the text comes from this machine."""
     from cudoctor.facts.stated import from_stated
 
     result = scan.scan(io.BytesIO(text.encode("utf-8", "replace")))
@@ -441,7 +456,7 @@ def explain_text(text: str, stated: Mapping[str, Any], live: bool) -> dict[str, 
     snap = from_stated(stated, hint)
     used = _facts_used(result, stated=bool(stated), snapshot=False, left_out=[] if live else ["live=False"])
     if live:
-        snap, used = _with_this_machine(result, snap, used, stated=bool(stated))
+        snap, used = _with_this_machine(result, snap, used, stated=bool(stated), target=target)
     doc = to_json(_explained(result, snap, stated, hint, live=used["this_machine"]), hint)
     doc["facts_used"] = used
     return doc
@@ -461,6 +476,9 @@ def facts_line(used: dict[str, Any] | None) -> str:
         )
         if on
     ]
+    python = used.get("python")
+    if used["this_machine"] and isinstance(python, dict):  # which environment "this machine's" describes
+        whose[0] = f"this machine's ({_python_words(python)})"
     line = "Facts used: " + (", ".join(whose) if whose else "none")
     if used["left_out_because"] and used["left_out_because"] != ["--no-live"]:
         line += "; this machine's left out, the log comes from another: " + "; ".join(
@@ -469,12 +487,27 @@ def facts_line(used: dict[str, Any] | None) -> str:
     return line
 
 
-def explain_output(text: str, live: bool = True) -> tuple[dict[str, Any], Snapshot]:
-    """What `explain -` prints for a program's output, with this machine's facts (cudoctor run)."""
+def _python_words(python: Mapping[str, Any]) -> str:
+    """'Python 3.9.18 at /home/u/envs/train, the active environment: VIRTUAL_ENV'."""
+    from cudoctor.facts.target import CHOSEN_BY, SELF
+
+    how = str(python.get("chosen_by") or "")
+    how = CHOSEN_BY[SELF] if python.get("self") and how == SELF else CHOSEN_BY.get(how, how)
+    return f"Python {python.get('version')} at {python.get('prefix') or python.get('executable')}, {how}"
+
+
+def explain_output(
+    text: str, live: bool = True, target: Target | None = None
+) -> tuple[dict[str, Any], Snapshot]:
+    """What `explain -` prints for a program's output, with this machine's facts of the Python
+    environment `target` (default: cudoctor's own) when `live` (cudoctor run)."""
     result = scan.scan(io.BytesIO(text.encode("utf-8", "replace")))
     hint = guess_framework(result)
-    snap: Snapshot = build_snapshot(None, None, live=live, framework_hint=hint)
-    return to_json(_explained(result, snap, {}, hint, live=live), hint), snap
+    snap: Snapshot = build_snapshot(None, None, live=live, framework_hint=hint, target=target)
+    doc = to_json(_explained(result, snap, {}, hint, live=live), hint)
+    if live and target is not None:
+        doc["python"] = target.summary()
+    return doc, snap
 
 
 def to_brief(doc: dict[str, Any], causes: int = 3, steps: int = 2) -> str:

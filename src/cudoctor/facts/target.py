@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cudoctor import runner
-from cudoctor.facts import markers
+from cudoctor.facts import conda_dirs, markers
 from cudoctor.model import Fact, known
 
 # Runs in the target: Python 2.7 and 3.6+ (no f-strings, no annotations), standard modules only.
@@ -94,6 +94,25 @@ SELF = "self"
 PROBE_MIN = (3, 7)  # probe/child.py needs `from __future__ import annotations`
 
 
+CHOSEN_BY = {
+    "--python": "given by --python",
+    "python=": "given by python=",
+    "CUDOCTOR_PYTHON": "given by CUDOCTOR_PYTHON",
+    "VIRTUAL_ENV": "the active environment: VIRTUAL_ENV",
+    "CONDA_PREFIX": "the active environment: CONDA_PREFIX",
+    "PATH": "the python first on PATH",
+    SELF: "cudoctor's own environment",
+}
+
+
+def env_key(prefix: str, version: str, executable: str = "") -> str:
+    """'/home/u/envs/train python3.9': an environment's prefix (links resolved) and Python major.minor
+    (two Pythons may share a prefix, /usr, each with its own site-packages; a conda env whose Python
+    went from 3.9 to 3.10 has new site-packages too). The executable stands in for a missing prefix."""
+    where = os.path.realpath(prefix) if prefix else (executable or "?")
+    return f"{where} python{'.'.join(version.split('.')[:2]) or '?'}"
+
+
 class TargetError(ValueError):
     """The Python to check cannot be used (the CLI says so in one line, exit status 2)."""
 
@@ -124,6 +143,31 @@ class Target:
             digits = "".join(ch for ch in piece if ch.isdigit())
             parts.append(int(digits or 0))
         return tuple(parts)
+
+    @property
+    def key(self) -> str:
+        """What identifies this environment in the snapshot store (its last known good)."""
+        return env_key(self.prefix, self.version, self.executable)
+
+    def describe(self) -> str:
+        """'Python 3.9.18 at /home/u/envs/train (the active environment: VIRTUAL_ENV)'."""
+        where = self.prefix or self.executable
+        how = (
+            "cudoctor's own environment"
+            if self.is_self and self.chosen_by == SELF
+            else CHOSEN_BY.get(self.chosen_by, self.chosen_by)
+        )
+        return f"Python {self.version} at {where} ({how})"
+
+    def summary(self) -> dict[str, Any]:
+        """Which interpreter facts describe, for a JSON document (explain's facts_used, run's JSON)."""
+        return {
+            "executable": self.executable,
+            "version": self.version,
+            "prefix": self.prefix,
+            "chosen_by": self.chosen_by,
+            "self": self.is_self,
+        }
 
     @property
     def probe_python(self) -> str | None:
@@ -199,30 +243,43 @@ def _env_python(prefix: str) -> str:
     return ""
 
 
+def _named(label: str, spec: str) -> str:
+    """'--python /x/python', 'python=/x/python' (the API's keyword)."""
+    return f"{label}{spec}" if label.endswith("=") else f"{label} {spec}"
+
+
 def resolve_path(spec: str, env: Mapping[str, str], label: str = "--python") -> str:
-    """An interpreter named as a path, an environment directory, or a command on PATH."""
+    """An interpreter named as a path, an environment directory, or a command on PATH; always an
+    absolute path (the child runs from /, where a relative one names nothing), links kept (a venv's
+    bin/python is a link, and where it sits decides its sys.prefix)."""
+    if not spec.strip():
+        raise TargetError(
+            f"{label.rstrip('=')} is empty: name an interpreter, an environment directory, or 'self'"
+        )
+    if "\0" in spec:
+        raise TargetError(f"{label} {spec!r} holds a NUL character: not a path")
     if os.sep not in spec and not os.path.exists(spec):
         found = shutil.which(spec, path=env.get("PATH", os.defpath))
         if found is None:
-            raise TargetError(f"{label} {spec}: no such file, and no {spec} on PATH")
-        return found
+            raise TargetError(f"{_named(label, spec)}: no such file, and no {spec} on PATH")
+        return os.path.abspath(found)
     if os.path.isdir(spec):
         python = _env_python(spec)
         if not python:
-            raise TargetError(f"{label} {spec} is a directory with no bin/python in it")
-        return python
+            raise TargetError(f"{_named(label, spec)} is a directory with no bin/python in it")
+        return os.path.abspath(python)
     if not os.path.exists(spec):
-        raise TargetError(f"{label} {spec}: no such file")
+        raise TargetError(f"{_named(label, spec)}: no such file")
     if not os.access(spec, os.X_OK):
-        raise TargetError(f"{label} {spec} is not executable (not a Python interpreter?)")
-    return spec
+        raise TargetError(f"{_named(label, spec)} is not executable (not a Python interpreter?)")
+    return os.path.abspath(spec)
 
 
 def ask(python: str, env: Mapping[str, str], timeout: float, chosen_by: str, given: str = "") -> Target:
     """Run QUERY in `python` (bounded) and describe its environment; TargetError when it cannot answer."""
     name = (
-        f"{chosen_by} {given or python}"
-        if chosen_by in ("--python", "CUDOCTOR_PYTHON")
+        _named(chosen_by, given or python)
+        if chosen_by in ("--python", "python=", "CUDOCTOR_PYTHON")
         else f"{chosen_by}'s python {python}"
     )
     child_env = dict(env)
@@ -269,8 +326,9 @@ def _is_own(target: Target) -> bool:
     return bool(target.prefix) and _same_dir(target.prefix, sys.prefix)
 
 
-def choose(spec: str | None, env: Mapping[str, str], timeout: float) -> Target:
-    """The environment to check: `spec` (--python), else CUDOCTOR_PYTHON, else the active one.
+def choose(spec: str | None, env: Mapping[str, str], timeout: float, label: str = "--python") -> Target:
+    """The environment to check: `spec` (--python, or what `label` names), else CUDOCTOR_PYTHON,
+    else the active one.
 
     The active one is VIRTUAL_ENV's or CONDA_PREFIX's interpreter, else the python3 (or python)
     first on PATH; any of them that is cudoctor's own environment (same sys.prefix) is `self`,
@@ -278,7 +336,7 @@ def choose(spec: str | None, env: Mapping[str, str], timeout: float) -> Target:
     if spec is None and env.get("CUDOCTOR_PYTHON"):
         spec, how = env["CUDOCTOR_PYTHON"], "CUDOCTOR_PYTHON"
     else:
-        how = "--python"
+        how = label
     if spec == SELF:
         return self_target()
     if spec is not None:
@@ -348,29 +406,6 @@ def venvs_under(root: str, depth: int = 3, max_dirs: int = 20_000) -> list[str]:
     return found
 
 
-def conda_envs(env: Mapping[str, str], timeout: float) -> tuple[list[str], str]:
-    """Every conda env: `conda env list --json` when conda is on PATH (or CONDA_EXE), and the
-    environments.txt conda keeps in ~/.conda; with a note when conda could not be asked."""
-    found: list[str] = []
-    note = ""
-    conda = env.get("CONDA_EXE") or shutil.which("conda", path=env.get("PATH", os.defpath))
-    if conda:
-        res = runner.run([conda, "env", "list", "--json"], timeout=timeout, env=env)
-        try:
-            found += [str(p) for p in json.loads(res.stdout).get("envs", [])] if res.ok else []
-        except (ValueError, AttributeError):
-            pass
-        if not res.ok:
-            note = f"conda env list: {res.describe()}"
-    home = env.get("HOME") or os.path.expanduser("~")
-    try:
-        with open(os.path.join(home, ".conda", "environments.txt"), encoding="utf-8") as fh:
-            found += [line.strip() for line in fh if line.strip()]
-    except OSError:
-        pass
-    return [p for p in dict.fromkeys(found) if os.path.isdir(p)], note
-
-
 def discover(root: str, env: Mapping[str, str], timeout: float) -> tuple[list[tuple[str, str]], str]:
     """(environment directory, how it was found) for every conda env and every venv under `root`,
     the active ones first; and a note when conda could not be asked."""
@@ -378,9 +413,9 @@ def discover(root: str, env: Mapping[str, str], timeout: float) -> tuple[list[tu
     for var in ("VIRTUAL_ENV", "CONDA_PREFIX"):
         if env.get(var) and os.path.isdir(env[var]):
             out.setdefault(os.path.realpath(env[var]), var)
-    conda, note = conda_envs(env, timeout)
-    for path in conda:
-        out.setdefault(os.path.realpath(path), "conda")
+    conda, note = conda_dirs.find(env, timeout)
+    for path, how in conda:
+        out.setdefault(os.path.realpath(path), how)
     for path in venvs_under(root):
         out.setdefault(os.path.realpath(path), "venv")
     return list(out.items()), note

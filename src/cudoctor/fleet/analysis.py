@@ -91,6 +91,9 @@ def fingerprint(snapshot: dict[str, Any]) -> dict[str, str]:
         or "none",
         "python": str((_value(facts, "host.python", dict) or {}).get("version", "?")),
     }
+    target = _value(facts, "host.target", dict)
+    if target and target.get("prefix"):  # which environment the node checked (issue 46)
+        fp["python env"] = str(target["prefix"])
     for name in FRAMEWORKS:
         info = _value(facts, f"framework.{name}")
         if isinstance(info, dict):

@@ -16,20 +16,27 @@ from cudoctor.fleet.analysis import NodeReport
 from cudoctor.inputs import InputError
 
 
-def _node_task(probe: bool, delay_s: float) -> dict[str, Any]:
-    """Runs on the node: collect a live snapshot (and probes), return it as JSON."""
+def _node_task(probe: bool, delay_s: float, python: str | None = None) -> dict[str, Any]:
+    """Runs on the node: collect a live snapshot (and probes) of the Python environment `python`
+    names there (default: as `cudoctor check` chooses on that node), return it as JSON; a Python
+    that cannot be asked there is that node's one-line error."""
+    import os
     import socket
 
-    from cudoctor.facts import collect_live
-    from cudoctor.model import known
+    from cudoctor.commands import probe_fact
+    from cudoctor.facts import collect_live, tool_timeout
+    from cudoctor.facts.target import TargetError, choose
 
     if delay_s:
         time.sleep(delay_s)
-    snap = collect_live()
+    env = dict(os.environ)
+    try:
+        target = choose(python, env, 2 * tool_timeout(env))
+    except TargetError as exc:
+        return {"host": socket.gethostname(), "error": str(exc)}
+    snap = collect_live(env, target=target)
     if probe:
-        from cudoctor import probe as probes
-
-        snap.add(known("probe.results", probes.run_all(probes.installed()), "cudoctor probe"))
+        snap.add(probe_fact([], 0, 180.0, target))
     return {"host": socket.gethostname(), "snapshot": snap.to_json()}
 
 
@@ -52,7 +59,10 @@ def run(
     request_gpus: bool = True,
     progress: Callable[[NodeReport], None] | None = None,
     delay_s: float = 0.0,
+    python: str | None = None,
 ) -> list[NodeReport]:
+    """Check every alive node; `python`: the Python environment to check on each (a path there, or
+    "self": the workers' own; default: as `cudoctor check` chooses on that node)."""
     try:
         import ray
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -73,7 +83,7 @@ def run(
             gpus = float((n.get("Resources") or {}).get("GPU", 0)) if request_gpus else 0.0
             strategy = NodeAffinitySchedulingStrategy(node_id=n["NodeID"], soft=False)
             ref = task.options(scheduling_strategy=strategy, num_cpus=0, num_gpus=gpus, max_retries=0).remote(
-                probe, delay_s
+                probe, delay_s, python
             )
             refs[ref] = n["NodeID"]
         return _gather(ray, refs, names, timeout, progress)
@@ -99,8 +109,7 @@ def _gather(
         for ref in done:
             node_id = refs[ref]
             try:
-                data = ray.get(ref)
-                rep = NodeReport(names[node_id], "ok", data["snapshot"], node_id=node_id)
+                rep = _report(ray.get(ref), names[node_id], node_id)
             except Exception as exc:  # node died, worker crashed, task failed: a result, not a crash
                 rep = NodeReport(
                     names[node_id],
@@ -125,6 +134,13 @@ def _gather(
         if progress:
             progress(rep)
     return out
+
+
+def _report(data: dict[str, Any], name: str, node_id: str) -> NodeReport:
+    """A node's answer: its snapshot, or why its Python could not be asked."""
+    if "error" in data:
+        return NodeReport(name, "failed", None, str(data["error"]), node_id)
+    return NodeReport(name, "ok", data["snapshot"], node_id=node_id)
 
 
 def print_progress(rep: NodeReport) -> None:

@@ -57,6 +57,7 @@ def _related_lines(area: Area, style: Style) -> list[str]:
 
 TARGET_HOW = {
     "--python": "given by --python",
+    "python=": "given by python=",
     "CUDOCTOR_PYTHON": "given by CUDOCTOR_PYTHON",
     "VIRTUAL_ENV": "the active environment: VIRTUAL_ENV",
     "CONDA_PREFIX": "the active environment: CONDA_PREFIX",
