@@ -119,6 +119,7 @@ def _load_all() -> None:
         memory,
         onnxruntime,
         probe,
+        release_lines,
         requirements,
         runtime,
         tf_windows,

@@ -18,10 +18,16 @@ CPU_FIX = {
 }
 
 
-@check("cpu-only-build", "cpu-only-build", LAYER, requires_any=("gpu.devices", "gpu.pci", "driver.version"))
+@check(
+    "cpu-only-build",
+    "cpu-only-build",
+    LAYER,
+    requires_any=("gpu.devices", "gpu.pci", "driver.version", "stated.gpu_wanted"),
+)
 def cpu_only_build(snap: Snapshot) -> list[Finding]:
-    """A framework is a CPU-only build on a machine that has an NVIDIA GPU."""
-    if not view.has_gpu_hardware(snap):
+    """A framework is a CPU-only build on a machine that has an NVIDIA GPU (or, in stated facts that name
+    no GPU, where the person says they want the GPU: a CUDA toolkit, 'GPU', 'CUDA' in what they wrote)."""
+    if not view.has_gpu_hardware(snap) and not snap.value("stated.gpu_wanted"):
         return []
     gpu_names = ", ".join(sorted({str(g.get("name", "GPU")) for g in view.gpus(snap)})) or "an NVIDIA GPU"
     out = []

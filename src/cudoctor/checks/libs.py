@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -318,5 +319,53 @@ def tf_cuda_mismatch(snap: Snapshot) -> list[Finding]:
                 f"Install CUDA {row['cuda']} and cuDNN {row['cudnn']} (or a TensorFlow version built for CUDA {have_s})"
             ],
             about=["tensorflow"],
+        )
+    ]
+
+
+# JAX installed with pip's CUDA wheels (jax[cuda12], jax[cuda12_pip], the plugin) does not read the toolkit
+JAX_PIP_CUDA = re.compile(r"\[cuda\d*(?:[-_]pip)?\]|plugin|pjrt", re.I)
+
+
+@check("jax-cuda-older", "cuda-libs-missing", LAYER, requires=("cuda.toolkits", "framework.jax"))
+def jax_cuda_older(snap: Snapshot) -> list[Finding]:
+    """A JAX built against CUDA X.Y finds an older CUDA X of the same major: 'The copy of CUDA that is installed
+    must be at least as new as the version against which JAX was built'."""
+    jax = snap.value("framework.jax")
+    if (
+        not isinstance(jax, dict)
+        or jax.get("build") != "cuda"
+        or JAX_PIP_CUDA.search(str(jax.get("stated") or ""))
+    ):
+        return []
+    built = versions.major_minor(str(jax.get("cuda") or ""))
+    if built is None or any(
+        str(w.get("name", "")).startswith("nvidia-cuda-runtime")
+        for w in snap.value("python.nvidia_wheels") or []
+    ):
+        return []
+    found = [
+        (v, t)
+        for t in snap.value("cuda.toolkits") or []
+        if (v := versions.major_minor(str(t.get("version") or "")))
+    ]
+    same = [(v, t) for v, t in found if v[0] == built[0]]
+    if not same or any(v >= built for v, _ in same):
+        return []
+    have = ", ".join(str(t["version"]) for _, t in same)
+    return [
+        finding(
+            "jax-cuda-older",
+            "cuda-libs-missing",
+            Severity.ERROR,
+            f"{view.describe('jax', jax)} was built against CUDA {versions.fmt(built)}, but the CUDA it finds is {have}: "
+            "the copy of CUDA installed must be at least as new as the one JAX was built against",
+            LAYER,
+            evidence=[f"framework.jax.cuda = {versions.fmt(built)}", f"cuda.toolkits: {have}"],
+            fix=[
+                f"pip install -U 'jax[cuda{built[0]}]'  (JAX with NVIDIA's CUDA {built[0]} wheels, whatever the toolkit)",
+                f"Or install CUDA {versions.fmt(built)} or newer and put it first on LD_LIBRARY_PATH",
+            ],
+            about=["jax"],
         )
     ]

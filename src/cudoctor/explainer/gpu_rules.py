@@ -52,15 +52,15 @@ def cuda_versions(snap: Snapshot) -> list[str]:
 
 
 def arch_option_rule(
-    ranked: dict[str, RankedCause], cc: str, cudas: list[str], gpu: str | None = None
+    ranked: dict[str, RankedCause], cc: str, cudas: list[str], gpu: str | None = None, tool: str = "NVRTC"
 ) -> None:
-    """The log names the architecture NVRTC was asked for (-arch=compute_21), or `gpu` names the GPU
-    whose own architecture it was: say which CUDA versions can build for it, and whether the CUDA
-    the facts name is one of them."""
+    """The log names the architecture NVRTC (or ptxas, `tool`) was asked for (-arch=compute_21), or `gpu`
+    names the GPU whose own architecture it was: say which CUDA versions can build for it, and whether
+    the CUDA the facts name is one of them."""
     asked = (
-        f"NVRTC was asked for {gpu}'s compute capability {cc}"
+        f"{tool} was asked for {gpu}'s compute capability {cc}"
         if gpu
-        else f"the log asks NVRTC for compute capability {cc}"
+        else f"the log asks {tool} for compute capability {cc}"
     )
     span = knowledge.cuda_span_for_cc(cc)
     if span is None:

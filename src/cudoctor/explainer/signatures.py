@@ -23,12 +23,13 @@ PLACEHOLDER = re.compile(r"\{(\w+)\}")
 # row uses only as a {name} placeholder in its own fix, fix_for or why needs no entry here; every other
 # capture name is declared once: READ if code acts on it (the module that does, and what it holds), SHOWN
 # if it is only reported (explain's JSON lists every match's captures). A new name in READ needs the
-# code that reads it; tests/test_knowledge.py fails on a capture declared nowhere, on a READ name no
+# code that reads it; tests/knowledge/test_tables.py fails on a capture declared nowhere, on a READ name no
 # signature captures, and on a capture code reads that READ does not list.
 READ: dict[str, str] = {
     "alloc_key": "rank.py -> setting_rules.alloc_key_rule: a PYTORCH_CUDA_ALLOC_CONF key, looked up by torch release",
     "arch": "rank.py: the compute_NN a compiler refused (digits), checked against the CUDA versions in the facts",
     "arch_entry": "rank.py -> setting_rules.arch_entry_rule: the TORCH_CUDA_ARCH_LIST entry torch refused",
+    "ptxas_cc": "rank.py: the compute capability a ptxas does not support, checked against the CUDA versions in the facts",
     "cpu_op": "rank.py: an operation that ran on the CPU although the facts list a GPU",
     "driver_cuda_int": "rank.py: the driver's CUDA version as an integer (11020), said back as 11.2",
     "dtype": "rank.py: a cuBLAS data type (CUDA_R_16BF) checked against the GPU's compute capability",
@@ -69,6 +70,7 @@ SHOWN: frozenset[str] = frozenset(
         *("alloc_bound", "alloc_value", "jax_allocator", "jax_fraction", "tf_env_type"),  # settings
         *("size", "size_old", "held", "held_old", "bytes", "threads", "max_threads"),  # amounts
         *("pid", "process", "rank", "task"),  # processes
+        *("package", "package_version", "required", "required_version"),  # packages that do not go together
     }
 )
 # Signature ids that code names: each must be a row's id.
@@ -322,7 +324,7 @@ def by_anchor(rows: Iterable[A]) -> dict[str, tuple[A, ...]]:
 # Where equally specific signatures match one line, the root error is the one the scan tried first:
 # the signatures are tried in the order they are read (files by name, rows by id), except that each
 # signature here is tried before those it names. These are the ties whose winner the order of the single
-# file they came from decided; tests/test_knowledge.py checks that each pair still matches one line and
+# file they came from decided; tests/knowledge/test_tables.py checks that each pair still matches one line and
 # that the first one wins.
 TRIED_BEFORE: dict[str, tuple[str, ...]] = {
     # TensorFlow's message around dlopen's: the same library, said by the framework that wanted it

@@ -185,7 +185,9 @@ def toolkit_facts(text: str) -> list[Fact]:
     if cudnn:
         facts.append(known("cudnn.versions", cudnn, "stated:system_cuda"))
     rest = CUDNN_WRITTEN.sub(" ", text)
-    found = re.findall(r"(?<![\d.])(\d{1,2}\.\d+(?:\.\d+)?)(?![\d.])", rest)
+    number = r"(?<![\d.])(\d{1,2}\.\d+(?:\.\d+)?)(?![\d.])"
+    # '12.5 (V12.5.82)': a version in parentheses after one written outside them is the same toolkit
+    found = re.findall(number, re.sub(r"\([^()]*\)", " ", rest)) or re.findall(number, rest)
     if not found:  # 'cuda 9', 'Cuda 11', '12 (the cluster's module)': the major alone (compared as X.0)
         found = re.findall(
             r"\bcuda(?:toolkit)?\s*v?(\d{1,2})\b(?![.\d])|^\s*(\d{1,2})\b(?![.\d])", rest, re.I
@@ -199,8 +201,13 @@ def toolkit_facts(text: str) -> list[Fact]:
 
 
 def cudnn_versions(text: str) -> list[str]:
-    """'8.9.2' as written; 8902 or 90100 (torch.backends.cudnn.version(), TF's 'Loaded cuDNN version') as 8.9.2, 9.1.0."""
-    found = re.findall(r"(?<![\w.])\d+(?:\.\d+)*", text)
+    """'8.9.2' as written; 8902 or 90100 (torch.backends.cudnn.version(), TF's 'Loaded cuDNN version') as 8.9.2, 9.1.0.
+    Versions in parentheses after one written outside them are remarks ('8.0.4 (after upgrading to 8.1.0)',
+    '5005 (compatibility version 5000)'), not other copies."""
+    text = re.sub(r"\bcu?dnn\s*v?(?=\d)", " ", text, flags=re.I)  # 'cudnn8', 'cuDNN v8.9'
+    outside = re.sub(r"\([^()]*\)", " ", text)
+    number = r"(?<![\w.])\d+(?:\.\d+)*"
+    found = re.findall(number, outside) or re.findall(number, text)
     return [(versions.cudnn_from_int(v) if len(v) >= 4 else None) or v for v in found]
 
 
@@ -305,12 +312,17 @@ def _torch_cpu_said(snap: Snapshot, text: str) -> None:
 
 
 def _jax_on_cpu(snap: Snapshot, text: str) -> None:
-    """jax.devices() quoted with only the CPU in it, for a JAX whose build nobody stated: a CPU jaxlib
-    (PyPI's jaxlib is CPU-only; CUDA comes from a plugin or a +cuda wheel, which would list CudaDevice)."""
+    """JAX's own warning that no CUDA jaxlib is installed, or jax.devices() quoted with only the CPU in
+    it, for a JAX whose build nobody stated: a CPU jaxlib (PyPI's jaxlib is CPU-only; CUDA comes from a
+    plugin or a +cuda wheel, which would list CudaDevice)."""
     info = snap.value("framework.jax")
     if not isinstance(info, dict) or info.get("build") != "unknown":
         return
-    if re.search(r"\[CpuDevice\(id=0\)\]", text) and not re.search(
+    said = stated_builds.JAX_CPU_SAID.search(text)
+    if said:
+        info = {**info, "build": "cpu", "build_inferred": f"the facts say: {said.group(0)!r}"}
+        snap.add(known("framework.jax", info, "stated:other"))
+    elif re.search(r"\[CpuDevice\(id=0\)\]", text) and not re.search(
         r"CudaDevice|GpuDevice|\bcuda:\d|\bgpu:\d", text, re.I
     ):
         info = {**info, "build": "cpu", "build_inferred": "jax.devices() lists only the CPU"}
@@ -318,8 +330,11 @@ def _jax_on_cpu(snap: Snapshot, text: str) -> None:
 
 
 # Packages whose presence a check reads, written without a pin ('onnxruntime 1.23.2 and onnxruntime-gpu')
+# and the libraries built for one CUDA major per release line ('faster-whisper 0.10.0', 'ctranslate2 3.24')
 NAMED_PACKAGES = re.compile(
-    r"(?<![\w-])(onnxruntime-gpu|onnxruntime)(?![\w-])(?:\s*=?=?\s*v?(\d+(?:\.\d+)+))?", re.I
+    r"(?<![\w.-])(onnxruntime-gpu|onnxruntime|faster[-_]whisper|ctranslate2)(?![\w-])"
+    r"(?:\s*=?=?\s*v?(\d+(?:\.\d+)+))?",
+    re.I,
 )
 
 
@@ -342,10 +357,26 @@ def _cpu_without_avx(snap: Snapshot, text: str) -> None:
 def _stated_packages(snap: Snapshot, text: str) -> None:
     """Packages written with their pins ('onnxruntime-gpu==1.20.1 + onnxruntime==1.20.1'), as pip list has
     them, and the few a check reads by name written with a version or none ('?')."""
-    pins = {name.lower(): version or "?" for name, version in NAMED_PACKAGES.findall(text)}
+    pins: dict[str, str] = {}
+    for name, version in NAMED_PACKAGES.findall(text):  # the first version written wins over a bare name
+        key = name.lower().replace("_", "-")
+        if pins.get(key, "?") == "?":
+            pins[key] = version or "?"
     pins.update({name.lower(): version for name, version in PINNED.findall(text)})
     if pins:
         snap.add(known("python.packages", {**(snap.value("python.packages") or {}), **pins}, "stated"))
+
+
+# A person who states a CUDA toolkit, or writes of the GPU or CUDA, is after the GPU even when they name none
+GPU_WANTED = re.compile(r"\b(?:gpus?|cuda|nvidia|geforce|rtx|tesla)\b", re.I)
+
+
+def _gpu_wanted(snap: Snapshot, text: str) -> str | None:
+    """Why the stated facts say a GPU is wanted, or None."""
+    if snap.value("cuda.toolkits"):
+        return "a CUDA toolkit is stated"
+    m = GPU_WANTED.search(text)
+    return f"the facts say {m.group(0)!r}" if m else None
 
 
 def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) -> Snapshot:
@@ -383,6 +414,9 @@ def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) ->
     for key in ("python", "container", "other"):
         if get(key):
             snap.add(known(f"stated.{key}", get(key), f"stated:{key}"))
+    wanted = _gpu_wanted(snap, " ".join(get(k) for k in ("framework_version", "container", "other")))
+    if wanted:
+        snap.add(known("stated.gpu_wanted", wanted, "stated"))
     for fact in env_facts(get("container") + "\n" + get("other")):
         snap.add(fact)
     return snap

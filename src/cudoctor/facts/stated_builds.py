@@ -17,7 +17,7 @@ FRAMEWORK_WORDS = (
     (re.compile(r"\b(tensorflow|tf)\b|\btf(?=\d)", re.I), "tensorflow"),
     # tf.version.GIT_VERSION beside VERSION, as TensorFlow's issue template asks for it: v2.11.0-rc2-15-g6290819256d
     (re.compile(r"\bv\d+\.\d+\.\d+(?:-rc\d+)?-\d+-g[0-9a-f]{7,}\b"), "tensorflow"),
-    (re.compile(r"\b(torch|pytorch)\b", re.I), "torch"),
+    (re.compile(r"\b(torch|pytorch)\b|\b(?:py)?torch(?=\d)", re.I), "torch"),  # 'torch1.7.1' too
     (re.compile(r"\bjax(lib)?\b", re.I), "jax"),
     (re.compile(r"\bcupy\b", re.I), "cupy"),
     (re.compile(r"\bkeras\b", re.I), "tensorflow"),
@@ -29,10 +29,31 @@ JAX_TAG = re.compile(r"(?:\+|\b(?=cuda\d+\.cudnn))cuda(\d+)(?:\.cudnn(\d+))?", r
 CONDA_CUDA = re.compile(r"_cuda(\d+\.\d+)(?:\.\d+)*(?:_cudnn(\d+(?:\.\d+)*))?|\bcuda(\d{2,3})py\d", re.I)
 CPU_WORD = re.compile(r"\+cpu|(?:^|[\W_])cpu(?:[\W_]|$)", re.I)
 GPU_WORD = re.compile(r"(?:^|[\W_])gpu(?:[\W_]|$)", re.I)  # tensorflow-gpu, 1.14.0-gpu: the CUDA build
+# What a framework prints of its own build when it has no CUDA: collect_env's "CUDA used to build PyTorch:
+# None", torch's "Torch not compiled with CUDA enabled", JAX's "a CUDA-enabled jaxlib is not installed"
 CPU_SAID = re.compile(
-    r"CUDA used to build PyTorch: (?:None|Could not collect)", re.I
-)  # collect_env of a CPU build
-BUILT_CUDNN = re.compile(r"(?:compiled|built)\s+(?:with|against)\s+cu?DNN\s*v?(\d+(?:\.\d+)+)", re.I)
+    r"CUDA used to build PyTorch: (?:None|Could not collect)|Torch not compiled with CUDA enabled", re.I
+)
+JAX_CPU_SAID = re.compile(r"CUDA-enabled jaxlib is not installed|\bno CUDA plugin\b", re.I)
+# The cuDNN a build names as its own: 'compiled with cuDNN 8.1.0', 'JAX was built against cuDNN version 8904',
+# TensorFlow 1.x's 'source was compiled with 5110 (compatibility version 5100)': cuDNN's integer form
+# below 9 has four digits (a CUDA's has five), so a bare four-digit integer is a cuDNN
+BUILT_CUDNN = re.compile(
+    r"(?:compiled|built)\s+(?:with|against)(?::|\s)\s*(?:cu?DNN\s*(?:version\s*)?v?(\d+(?:\.\d+)+|\d{4,5}\b)"
+    r"|(?:version\s+)?([5-8]\d{3})\b(?![.\d]))",
+    re.I,
+)
+
+
+def cudnn_built_with(text: str) -> str | None:
+    """The cuDNN a build says it was compiled with, as a dotted version."""
+    m = BUILT_CUDNN.search(text)
+    if m is None:
+        return None
+    written = m.group(1) or m.group(2)
+    return written if "." in written else versions.cudnn_from_int(written)
+
+
 CUDA_WRITTEN = re.compile(r"(?<![\w.])CUDA\s*v?(\d{1,2}\.\d)(?:\.\d+)?(?![\d.])", re.I)
 NO_CUDA = re.compile(
     r"^\s*(?:none|could not collect|cpu|n/a|false)\s*$", re.I
@@ -84,7 +105,7 @@ def framework_info(version_text: str, cuda_text: str, hint: str | None) -> tuple
     name = guess_framework(version_text, hint)
     if name is None:
         return None
-    built_cudnn = BUILT_CUDNN.search(version_text)  # 'tensorflow (compiled with cuDNN 8.1.0)'
+    cudnn_built = cudnn_built_with(version_text)  # 'tensorflow (compiled with cuDNN 8.1.0)'
     written_cuda = CUDA_WRITTEN.search(version_text)  # 'torch 1.12 (CUDA 11.6 build)'
     bare = CUDA_WRITTEN.sub(" ", BUILT_CUDNN.sub(" ", version_text))
     vm = re.search(f"({VERSION})", bare)
@@ -102,22 +123,28 @@ def framework_info(version_text: str, cuda_text: str, hint: str | None) -> tuple
         info["cuda"] = versions.cuda_from_variant(variant.group(1) or variant.group(2))
     if info["cuda"] is None and written_cuda:
         info["cuda"] = written_cuda.group(1)
-    if built_cudnn:
-        info["cudnn"] = built_cudnn.group(1)
+    if cudnn_built:
+        info["cudnn"] = cudnn_built
     if name == "jax":
         _jax(version_text, info)
     if cuda_text and not NO_CUDA.match(cuda_text):
-        info["cuda"] = ".".join(str(p) for p in (versions.parse(cuda_text) or ())[:2]) or info["cuda"]
+        written = re.search(r"\d+(?:\.\d+)+", cuda_text)  # '11.8', 'cuda10.2', 'CUDA 12.1 (cu121)'
+        parsed = (versions.parse(written.group(0)) if written else None) or ()
+        info["cuda"] = ".".join(str(p) for p in parsed[:2]) or info["cuda"]
     info["build"] = (
         "cpu"
         if CPU_WORD.search(version_text)
         or row.get("build") == "cpu"
         or NO_CUDA.match(cuda_text or "x")
         or CPU_SAID.search(version_text)
+        or (name == "jax" and JAX_CPU_SAID.search(version_text))
         else row.get("build")
         or (
             "cuda"
-            if info["cuda"] or GPU_WORD.search(version_text) or _cuda_by_default(name, info["version"])
+            if info["cuda"]
+            or cudnn_built  # a build that names its cuDNN is a CUDA build
+            or GPU_WORD.search(version_text)
+            or _cuda_by_default(name, info["version"])
             else "unknown"
         )
     )
@@ -150,6 +177,15 @@ def _jax(text: str, info: dict[str, Any]) -> None:
     if named_minor or major is None:
         return  # 'jax[cuda]' names no major: a CUDA build, its CUDA unknown
     row = jax_builds.wheel(jaxlib or info["version"] or "", major[0])
+    floor = (
+        jax_builds.cudnn_tag_cuda(major[0], cudnn_from_tag(tag.group(2))) if tag and tag.group(2) else None
+    )
+    if (
+        floor
+        and row
+        and versions.cmp(versions.parse(floor["cuda"]) or (0,), versions.parse(row["cuda"]) or (0,)) > 0
+    ):
+        row = {**row, "cuda": floor["cuda"], "source": floor["source"]}
     if row:
         info["cuda"] = row["cuda"]
         info.setdefault("cudnn", row.get("cudnn"))

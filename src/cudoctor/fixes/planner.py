@@ -147,6 +147,8 @@ def plan(
             continue
         if not beside_finding and PLACEHOLDER.search(step):
             continue
+        if TEMPLATE.search(step) and any(PIP_PACKAGE.search(e) for e in out):
+            continue  # '<package><version>' after a step that already names them
         replaced = next((i for i, earlier in enumerate(out) if subsumes(step, earlier)), None)
         if replaced is not None:
             out[replaced] = step

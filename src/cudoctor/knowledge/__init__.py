@@ -433,6 +433,7 @@ def validate() -> list[str]:
         ("jax", "wheel"),
         ("jax", "archs"),
         ("jax", "install"),
+        ("jax", "cudnn_tag"),
         ("stated_packages", "package"),
     ):
         for i, row in enumerate(table(name)[key]):

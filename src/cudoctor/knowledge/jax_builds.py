@@ -26,6 +26,16 @@ def wheel(version: str, cuda_major: int) -> dict[str, Any] | None:
     return rows[-1] if rows else None
 
 
+def cudnn_tag_cuda(cuda_major: int, cudnn: str) -> dict[str, Any] | None:
+    """The CUDA floor of a jaxlib wheel whose tag names cuDNN `cudnn` (jax.toml [[cudnn_tag]])."""
+    want = versions.parse(cudnn)
+    for row in table("jax")["cudnn_tag"]:
+        have = versions.parse(row["cudnn"])
+        if want and have and row["cuda_major"] == cuda_major and want[: len(have)] == have:
+            return dict(row)
+    return None
+
+
 def archs(version: str, cuda_major: int | None) -> tuple[list[str], dict[str, Any]] | None:
     """The architectures (sm_80, compute_90) the CUDA build of jaxlib `version` compiles in."""
     rows = _rows("archs", version, cuda_major)

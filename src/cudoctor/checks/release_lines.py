@@ -1,0 +1,87 @@
+"""Libraries built for one CUDA major per release line (CTranslate2 4 and faster-whisper 1.x load CUDA 12,
+onnxruntime-gpu before 1.19 CUDA 11: cuda_wheels.toml [[release_line]]) against the CUDA majors this
+machine (or the facts stated) can give them: the toolkits, a container image's CUDA, NVIDIA's wheels."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from cudoctor import knowledge, versions
+from cudoctor.checks import check, finding
+from cudoctor.model import Finding, Severity, Snapshot
+
+LAYER = "CUDA toolkits & libraries"
+CAUSE = "cuda-libs-missing"
+
+
+def line_of(package: str, version: str) -> dict[str, Any] | None:
+    """The release line a package's version is on, or None (not such a package, or its version unread)."""
+    for row in knowledge.table("cuda_wheels")["release_line"]:
+        if row["package"] == package and versions.satisfies(version, row["spec"]):
+            return dict(row)
+    return None
+
+
+def cuda_majors(snap: Snapshot) -> dict[int, str]:
+    """The CUDA majors whose libraries are here, each with where it comes from."""
+    found: dict[int, str] = {}
+    for t in snap.value("cuda.toolkits") or []:
+        v = versions.parse(str(t.get("version") or ""))
+        if v:
+            found.setdefault(v[0], f"CUDA {t['version']} ({t.get('root')})")
+    image = versions.parse(str(snap.value("container.cuda") or ""))
+    if image:
+        found.setdefault(image[0], f"the container image's CUDA {snap.value('container.cuda')}")
+    for w in snap.value("python.nvidia_wheels") or []:
+        m = re.search(r"-cu(\d+)$", str(w.get("name", "")))
+        if m and re.match(r"nvidia-(?:cublas|cuda-runtime)", str(w.get("name", ""))):
+            found.setdefault(int(m.group(1)), f"pip {w['name']} {w.get('version', '')}".strip())
+    return found
+
+
+@check("release-line-cuda", CAUSE, LAYER, requires=("python.packages",))
+def release_line_cuda(snap: Snapshot) -> list[Finding]:
+    """A library whose release line loads CUDA N, where the CUDA here is another major."""
+    installed = snap.value("python.packages") or {}
+    have = cuda_majors(snap)
+    if not have:
+        return []
+    out = []
+    for package, version in sorted(installed.items()):
+        row = line_of(package, str(version))
+        if row is None or int(row["cuda_major"]) in have:
+            continue
+        want = int(row["cuda_major"])
+        here = "; ".join(have[m] for m in sorted(have))
+        other = [
+            r
+            for r in knowledge.table("cuda_wheels")["release_line"]
+            if r["package"] == package and int(r["cuda_major"]) in have
+        ]
+        fix = [
+            f"pip install '{r['package']}{r['spec']}'  (its wheels load CUDA {r['cuda_major']}, the CUDA here)"
+            for r in other
+        ]
+        if want in (11, 12):
+            fix.append(
+                f"Or give it CUDA {want}'s libraries: pip install nvidia-cublas-cu{want} nvidia-cudnn-cu{want}"
+                f"  (or a CUDA {want} toolkit / container image)"
+            )
+        out.append(
+            finding(
+                "release-line-cuda",
+                CAUSE,
+                Severity.ERROR,
+                f"{package} {version} loads CUDA {want}'s libraries, but the CUDA here is {here}",
+                LAYER,
+                evidence=[
+                    f"{package} {row['spec']}: CUDA {want} ({row['source'].split(';')[0]})",
+                    f"CUDA here: {here}",
+                ],
+                fix=fix,
+                generic_fixes=False,
+                subject=package,
+            )
+        )
+    return out

@@ -1,0 +1,77 @@
+"""Stated-facts checks added for what threads state: libraries on a CUDA release line, a JAX that finds an
+older CUDA than it was built against, a CPU build where the person wants the GPU, a build's own cuDNN."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cudoctor import api
+from cudoctor.model import Severity
+
+
+def fired(facts: dict[str, Any], check: str | None = None) -> dict[str, list[str]]:
+    report = api.check(facts, live=False)
+    out: dict[str, list[str]] = {}
+    for f in report.findings:
+        if f.severity is not Severity.INFO and (check is None or f.id == check):
+            out.setdefault(f.cause, []).append(f.title)
+    return out
+
+
+def test_a_release_line_that_wants_another_cuda_major() -> None:
+    facts = {
+        "container": "nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04",
+        "framework_version": "faster-whisper 1.0.1",
+    }
+    found = fired(facts, "release-line-cuda")
+    assert "CUDA 12" in found["cuda-libs-missing"][0] and "11.8" in found["cuda-libs-missing"][0]
+    report = api.check(facts, live=False)
+    steps = next(f.fix for f in report.findings if f.id == "release-line-cuda")
+    assert any("faster-whisper<1.0" in s for s in steps)  # the line that loads CUDA 11
+
+
+def test_a_release_line_on_its_own_cuda_is_silent() -> None:
+    assert not fired(
+        {"system_cuda": "12.4", "framework_version": "faster-whisper 1.0.1"}, "release-line-cuda"
+    )
+    assert not fired(
+        {"system_cuda": "12.1", "framework_version": "onnxruntime-gpu 1.20.1"}, "release-line-cuda"
+    )
+
+
+def test_a_release_line_with_no_cuda_known_says_nothing() -> None:
+    assert not fired({"framework_version": "onnxruntime-gpu 1.16"}, "release-line-cuda")
+    assert fired(
+        {"framework_version": "onnxruntime-gpu 1.16", "system_cuda": "cuda 12.1"}, "release-line-cuda"
+    )
+
+
+def test_jax_finds_an_older_cuda_than_it_was_built_against() -> None:
+    facts = {
+        "system_cuda": "12.1 (Found CUDA version 12010)",
+        "framework_version": "jaxlib built against CUDA 12.2",
+    }
+    assert "cuda-libs-missing" in fired(facts, "jax-cuda-older")
+    newer = {**facts, "system_cuda": "12.4"}
+    assert not fired(newer, "jax-cuda-older")
+    pip = {**facts, "framework_version": "jax[cuda12]==0.4.23"}  # pip's CUDA wheels, not the toolkit
+    assert not fired(pip, "jax-cuda-older")
+    assert not fired({"framework_version": "jaxlib built against CUDA 12.2"}, "jax-cuda-older")
+
+
+def test_a_cpu_build_where_the_person_wants_the_gpu() -> None:
+    assert "cpu-only-build" in fired(
+        {"os": "Windows", "system_cuda": "12.3", "framework_version": "torch 2.1.0+cpu"}
+    )
+    assert "cpu-only-build" not in fired({"framework_version": "torch 2.1.0+cpu", "python": "3.11"})
+    assert "cpu-only-build" not in fired({"framework_version": "torch 2.1.0+cu121", "system_cuda": "12.1"})
+
+
+def test_a_build_that_names_its_cudnn_against_the_one_loaded() -> None:
+    facts = {
+        "cudnn": "8.7.0 (loaded at runtime)",
+        "framework_version": "tensorflow (compiled with cuDNN 8.9.4)",
+    }
+    assert "cudnn-mismatch" in fired(facts)
+    assert "cudnn-mismatch" not in fired({**facts, "cudnn": "8.9.6"})
+    assert "cudnn-mismatch" not in fired({"framework_version": "tensorflow (compiled with cuDNN 8.9.4)"})

@@ -1,0 +1,113 @@
+"""What a stated framework build says about itself: the cuDNN it was compiled with (dotted or as cuDNN's
+integer), a CPU build said in the framework's own words, versions in parentheses as remarks."""
+
+from __future__ import annotations
+
+import pytest
+
+from cudoctor.facts import stated_builds
+from cudoctor.facts.stated import cudnn_versions, from_stated, toolkit_facts
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("tensorflow (compiled with cuDNN 8.1.0)", "8.1.0"),
+        ("jax (JAX was built against cuDNN version 8904)", "8.9.4"),
+        ("tensorflow-gpu 1.x (compiled with 5110, compatibility version 5100)", "5.1.10"),
+        ("source was compiled with: 8.6.0", None),  # no cuDNN word and dotted: could be anything
+        ("jaxlib built against CUDA 12.2 (12020)", None),  # a CUDA, not a cuDNN
+        ("paddlepaddle-gpu 2.2.1 (compiled with CUDNN 8.2)", "8.2"),
+    ],
+)
+def test_the_cudnn_a_build_names(text: str, want: str | None) -> None:
+    assert stated_builds.cudnn_built_with(text) == want
+
+
+def test_a_build_that_names_its_cudnn_is_a_cuda_build() -> None:
+    _, info = stated_builds.framework_info("tensorflow (compiled with cuDNN 8.1.0)", "", None) or ("", {})
+    assert info["build"] == "cuda" and info["cudnn"] == "8.1.0"
+    _, plain = stated_builds.framework_info("tensorflow", "", None) or ("", {})
+    assert plain["build"] == "unknown"
+
+
+@pytest.mark.parametrize(
+    ("facts", "framework"),
+    [
+        ({"framework_version": "torch (AssertionError: Torch not compiled with CUDA enabled)"}, "torch"),
+        (
+            {
+                "framework_version": "torch==2.3.1",
+                "other": "AssertionError: Torch not compiled with CUDA enabled",
+            },
+            "torch",
+        ),
+        (
+            {
+                "framework_version": "jax 0.4.30",
+                "other": "a CUDA-enabled jaxlib is not installed. Falling back to cpu.",
+            },
+            "jax",
+        ),
+        ({"framework_version": "jax / jaxlib (no CUDA plugin)"}, "jax"),
+    ],
+)
+def test_a_cpu_build_said_in_the_frameworks_words(facts: dict[str, str], framework: str) -> None:
+    assert from_stated(facts).value(f"framework.{framework}")["build"] == "cpu"
+
+
+def test_a_cuda_build_stays_one() -> None:
+    snap = from_stated(
+        {"framework_version": "torch 2.1.0+cu121", "other": "torch.cuda.is_available() is True"}
+    )
+    assert snap.value("framework.torch")["build"] == "cuda"
+
+
+def test_versions_in_parentheses_are_remarks() -> None:
+    assert cudnn_versions("8.0.4 (after 'I have already upgrade the cudnn to 8.1.0')") == ["8.0.4"]
+    assert cudnn_versions("5005 (compatibility version 5000)") == ["5.0.5"]
+    assert cudnn_versions("(8.9.2)") == ["8.9.2"]  # nothing outside: what is inside counts
+    assert cudnn_versions("cudnn8") == ["8"]
+    toolkits = toolkit_facts("12.5 (V12.5.82)")[0].value
+    assert [t["version"] for t in toolkits] == ["12.5"]
+    assert [t["version"] for t in toolkit_facts("10.2 and 11.6")[0].value] == ["10.2", "11.6"]
+
+
+def test_framework_names_run_into_their_version() -> None:
+    info = from_stated({"framework_version": "torch1.7.1", "framework_cuda": "cuda10.2"}).value(
+        "framework.torch"
+    )
+    assert (info["version"], info["cuda"], info["build"]) == ("1.7.1", "10.2", "cuda")
+
+
+def test_a_cuda11_jaxlib_tag_names_its_cuda_floor() -> None:
+    """jaxlib +cuda11.cudnn82 wheels need CUDA 11.4, +cuda11.cudnn805 ones 11.1 (the extras' names)."""
+    cudnn82 = from_stated({"framework_version": "jaxlib 0.1.74+cuda11.cudnn82"}).value("framework.jax")
+    cudnn805 = from_stated({"framework_version": "jaxlib 0.1.74+cuda11.cudnn805"}).value("framework.jax")
+    assert cudnn82["cuda"] == "11.4" and cudnn805["cuda"] == "11.1"
+
+
+@pytest.mark.parametrize(
+    ("facts", "wanted"),
+    [
+        ({"framework_version": "torch 2.1.0+cpu", "other": "GPU: cuda"}, True),
+        ({"framework_version": "torch 2.1.0+cpu", "system_cuda": "12.3"}, True),
+        ({"framework_version": "torch 2.1.0+cpu", "python": "3.10"}, False),
+        ({}, False),
+    ],
+)
+def test_when_the_facts_say_the_gpu_is_wanted(facts: dict[str, str], wanted: bool) -> None:
+    assert bool(from_stated(facts).value("stated.gpu_wanted")) is wanted
+
+
+def test_packages_named_with_a_version_keep_it() -> None:
+    snap = from_stated(
+        {
+            "framework_version": "faster-whisper 0.10.0 (via whisperX)",
+            "other": "faster-whisper < 1.0 uses CTranslate2 3.x",
+        }
+    )
+    assert snap.value("python.packages")["faster-whisper"] == "0.10.0"
+    assert "onnxruntime" not in (
+        from_stated({"other": "optimum.onnxruntime inference"}).value("python.packages") or {}
+    )
