@@ -51,7 +51,8 @@ def _figures(row: dict[str, Any]) -> dict[str, float]:
 def test_the_table_parses_and_holds_every_kind_of_row(table: dict[str, Any]) -> None:
     assert set(table) >= {"round", "scenario_set", "cross_validation", "pooled", "other_cases"}
     assert len(table["round"]) >= 82
-    assert [s["set"] for s in table["scenario_set"]] == [1, 2, 3, 4, 5, 6]
+    sets = [s["set"] for s in table["scenario_set"]]
+    assert sets == list(range(1, len(sets) + 1)) and len(sets) >= 6  # numbered in order, none lost
 
 
 def test_every_round_has_the_required_fields(table: dict[str, Any]) -> None:
