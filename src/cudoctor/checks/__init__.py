@@ -124,6 +124,7 @@ def _load_all() -> None:
         runtime,
         tf_windows,
         toolchain,
+        triton_ptxas,
         wheels,
         wsl,
         xid,

@@ -171,31 +171,54 @@ def libdevice_missing(snap: Snapshot) -> list[Finding]:
 
 @check("ptxas-broken", "toolchain-not-found", LAYER, requires=("cuda.toolkits",))
 def ptxas_broken(snap: Snapshot) -> list[Finding]:
-    """A toolkit's ptxas does not answer `--version` (hangs, crashes, or is not a working binary)."""
-    out = []
+    """A ptxas that would be run (a toolkit's, the first on PATH, or one XLA_FLAGS, CUDA_HOME or
+    TRITON_PTXAS_PATH names) does not answer `--version`: it hangs, crashes, is not executable, or is
+    not a working binary (a truncated copy), wherever it sits."""
+    out, seen = [], set()
     for tk in snap.value("cuda.toolkits") or []:
-        err = (tk.get("ptxas_version") or {}).get("error")
-        if not err:
+        answer = tk.get("ptxas_version") or {}
+        if not answer.get("error"):
             continue
-        out.append(
-            finding(
-                "ptxas-broken",
-                "toolchain-not-found",
-                Severity.WARNING,
-                f"{tk.get('ptxas')} does not work: {err}",
-                LAYER,
-                evidence=[err]
-                + (
-                    [f"stderr: {tk['ptxas_version'].get('stderr')}"]
-                    if tk["ptxas_version"].get("stderr")
-                    else []
-                ),
-                fix=[
-                    f"Reinstall the toolkit at {tk.get('root')} or remove {os.path.dirname(str(tk.get('ptxas')))} from PATH"
-                ],
-            )
-        )
+        seen.add(os.path.realpath(str(tk.get("ptxas"))))
+        fix = f"Reinstall the toolkit at {tk.get('root')} or remove {os.path.dirname(str(tk.get('ptxas')))} from PATH"
+        out.append(_broken(str(tk.get("ptxas")), "", answer, fix))
+    for tool in snap.value("cuda.run_tools") or []:
+        if tool.get("tool") != "ptxas" or not tool.get("error") or tool.get("resolved") in seen:
+            continue
+        reached = [v for v in tool.get("via") or [] if v != "PATH (not first)"]
+        if reached:
+            seen.add(str(tool.get("resolved")))
+            fix = _broken_fix(snap, str(tool["path"]), reached[0])
+            out.append(_broken(str(tool["path"]), reached[0], tool, fix))
     return out
+
+
+def _broken(path: str, via: str, answer: dict[str, Any], fix: str) -> Finding:
+    how = {"PATH": " (first on PATH)", "": ""}.get(via, f" ({via})")
+    return finding(
+        "ptxas-broken",
+        "toolchain-not-found",
+        Severity.WARNING,
+        f"{path}{how} does not work: {answer['error']}",
+        LAYER,
+        evidence=[str(answer["error"])] + ([f"stderr: {answer['stderr']}"] if answer.get("stderr") else []),
+        fix=[fix],
+    )
+
+
+def _broken_fix(snap: Snapshot, path: str, via: str) -> str:
+    where = os.path.dirname(path)
+    if via == "PATH":
+        return f"Remove {where} from PATH, or put a working ptxas there ({compiler_step(12)})"
+    if via.startswith("TRITON_"):
+        return f"unset {via} (Triton then runs the ptxas it bundles), or point it at a working ptxas"
+    if via.startswith("triton bin/"):
+        triton = (snap.value("python.packages") or {}).get("triton")
+        pin = f"triton=={triton}" if triton else "triton"
+        return f"pip install --force-reinstall --no-deps {pin}  (its bundled ptxas is damaged)"
+    if via.startswith("XLA_FLAGS"):
+        return "Point --xla_gpu_cuda_data_dir at a CUDA toolkit whose bin/ptxas works, or drop the flag"
+    return f"Point {via} at a CUDA toolkit whose bin/ptxas works ({os.path.dirname(where)} has a broken one)"
 
 
 def _extension_toolkit(snap: Snapshot) -> tuple[dict[str, Any] | None, str]:

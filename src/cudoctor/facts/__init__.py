@@ -89,8 +89,8 @@ def _toolkits(env: Mapping[str, str], sys_path: Sequence[str]) -> list[Fact]:
         known("cuda.path_tools", toolkits.path_tools(env), "env:PATH"),
         known(
             "cuda.run_tools",
-            toolkits.run_tools(env, tool_timeout(env), asked),
-            "PATH, CUDA_HOME, CUDA_PATH, CUDA_DIR, XLA_FLAGS, TRITON_PTXAS_PATH: <tool> --version",
+            toolkits.run_tools(env, tool_timeout(env), asked, packages.find_package_dir(sys_path, "triton")),
+            "PATH, CUDA_HOME, CUDA_PATH, CUDA_DIR, XLA_FLAGS, TRITON_PTXAS_PATH, triton: <tool> --version",
         ),
     ]
 

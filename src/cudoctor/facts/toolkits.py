@@ -5,8 +5,11 @@ Sources: standard install dirs, CUDA_HOME / CUDA_PATH / CUDA_ROOT, nvcc and ptxa
 (CUDA 12 `nvidia/cuda_nvcc`, CUDA 13 `nvidia/cu13`).
 
 Apart from toolkits, every nvcc / ptxas a shell or framework would run (PATH, CUDA_HOME, CUDA_PATH,
-CUDA_DIR, XLA's --xla_gpu_cuda_data_dir, TRITON_PTXAS_PATH) is asked its version (`run_tools`): a
-ptxas copied into a directory that is no toolkit's `bin` is still identified.
+CUDA_DIR, XLA's --xla_gpu_cuda_data_dir, TRITON_PTXAS_PATH, TRITON_PTXAS_BLACKWELL_PATH) is asked its
+version (`run_tools`): a ptxas copied into a directory that is no toolkit's `bin` is still identified.
+So are the ptxas binaries Triton bundles (triton/backends/nvidia/bin/ptxas, and ptxas-blackwell in
+Triton 3.5 and newer), with the GPU architectures each one compiles for, read from Triton's own
+compiler.py (`get_ptxas`: `if arch < 90: return knobs.nvidia.ptxas` in 3.9).
 """
 
 from __future__ import annotations
@@ -213,31 +216,83 @@ def tools_to_run(env: Mapping[str, str]) -> list[tuple[str, str, str]]:
     if data_dir:
         roots.append((data_dir, "XLA_FLAGS --xla_gpu_cuda_data_dir"))
     out += [(tool, os.path.join(root, "bin", tool), via) for root, via in roots for tool in ("nvcc", "ptxas")]
-    if env.get("TRITON_PTXAS_PATH"):
-        out.append(("ptxas", env["TRITON_PTXAS_PATH"], "TRITON_PTXAS_PATH"))
+    for var in TRITON_VARS.values():
+        if env.get(var):
+            out.append(("ptxas", env[var], var))
+    return out
+
+
+# Triton's bundled binaries (triton/backends/nvidia/bin/) and the variable that replaces each
+TRITON_VARS = {"ptxas": "TRITON_PTXAS_PATH", "ptxas-blackwell": "TRITON_PTXAS_BLACKWELL_PATH"}
+_TRITON_SPLIT = re.compile(
+    r"def get_ptxas\(arch[^)]*\)[^:]*:\s*if arch < (\d+):\s*return knobs\.nvidia\.ptxas\b"
+)
+
+
+def triton_tools(triton_dir: str) -> list[tuple[str, str, dict[str, Any]]]:
+    """(path, how it is reached, what it is for) of each ptxas the Triton at `triton_dir` bundles:
+    'for_arch' is [lowest, highest) compute capability x10 it compiles for (None: no bound, or unknown)."""
+    nvidia = os.path.join(triton_dir, "backends", "nvidia")
+    split: int | None = None
+    try:
+        with open(os.path.join(nvidia, "compiler.py"), encoding="utf-8", errors="replace") as fh:
+            m = _TRITON_SPLIT.search(fh.read())
+        split = int(m.group(1)) if m else None
+    except OSError:
+        pass
+    two = os.path.isfile(os.path.join(nvidia, "bin", "ptxas-blackwell"))
+    out = []
+    for name, var in TRITON_VARS.items():
+        path = os.path.join(nvidia, "bin", name)
+        if not os.path.isfile(path):
+            continue
+        if not two:
+            archs: list[int | None] = [None, None]
+        elif split is None:
+            archs = []  # Triton chooses between its two by architecture, at a bound it did not show
+        else:
+            archs = [None, split] if name == "ptxas" else [split, None]
+        out.append((path, f"triton bin/{name}", {"triton_binary": name, "override": var, "for_arch": archs}))
     return out
 
 
 def run_tools(
-    env: Mapping[str, str], timeout: float, asked: Mapping[str, dict[str, Any]] | None = None
+    env: Mapping[str, str],
+    timeout: float,
+    asked: Mapping[str, dict[str, Any]] | None = None,
+    triton_dir: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Each nvcc / ptxas of `tools_to_run` that exists, identified by asking it (`--version`, bounded,
-    no shell) wherever it sits: one entry per real binary, with every way it is reached. `asked`:
-    answers already given, by real path (a toolkit's ptxas)."""
+    """Each nvcc / ptxas of `tools_to_run` (and the ptxas binaries of the Triton at `triton_dir`) that
+    exists, identified by asking it (`--version`, bounded, no shell) wherever it sits: one entry per real
+    binary, with every way it is reached. One that exists but is not executable, named by a variable
+    (a shell skips it on PATH), is an entry with an error. `asked`: answers already given, by real path."""
     by_real: dict[str, dict[str, Any]] = {}
-    for tool, path, via in tools_to_run(env):
-        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+    reached: list[tuple[str, str, str, dict[str, Any]]] = [(t, p, v, {}) for t, p, v in tools_to_run(env)]
+    reached += [("ptxas", path, via, extra) for path, via, extra in triton_tools(triton_dir or "")]
+    for tool, path, via, extra in reached:
+        if not os.path.isfile(path) or (via.startswith("PATH") and not os.access(path, os.X_OK)):
             continue
         real = follow_wrapper(path)
         entry = by_real.setdefault(real, {"tool": tool, "path": path, "resolved": real, "via": []})
+        entry.update(extra)
         if via not in entry["via"]:
             entry["via"].append(via)
     entries = list(by_real.values())
     done = asked or {}
 
     def ask(entry: dict[str, Any]) -> None:
+        if not os.access(entry["resolved"], os.X_OK):
+            entry["error"] = f"{entry['path']} is not executable (its mode is {_mode(entry['resolved'])})"
+            return
         entry.update(done.get(entry["resolved"]) or tool_version(entry["resolved"], timeout))
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         list(pool.map(ask, entries))
     return entries
+
+
+def _mode(path: str) -> str:
+    try:
+        return oct(os.stat(path).st_mode & 0o777)[2:]
+    except OSError:
+        return "unreadable"
