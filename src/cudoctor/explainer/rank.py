@@ -360,7 +360,9 @@ def context_rules(
         if own:
             gpu_rules.arch_option_rule(ranked, str(own["cc"]), gpu_rules.cuda_versions(snap), own.get("name"))
     ptxas_cc = root.captures.get("ptxas_cc") if root is not None else None
-    if ptxas_cc and "arch-unsupported" in ranked:  # 'ptxas does not support CC 8.6': is every CUDA here too old?
+    if (
+        ptxas_cc and "arch-unsupported" in ranked
+    ):  # 'ptxas does not support CC 8.6': is every CUDA here too old?
         gpu_rules.arch_option_rule(ranked, ptxas_cc, gpu_rules.cuda_versions(snap), tool="ptxas")
     sm = root.captures.get("sm") if root is not None else None
     if sm and "arch-unsupported" in ranked:
