@@ -73,7 +73,7 @@ def describe(some_id: str) -> dict[str, Any]:
 
 
 def _checks(cause: str) -> list[dict[str, Any]]:
-    from cudoctor.checks import FINDING_IDS, all_checks
+    from cudoctor.checks import FINDING_IDS, LAYER_ORDER, all_checks
 
     return [
         {
@@ -82,7 +82,10 @@ def _checks(cause: str) -> list[dict[str, Any]]:
             "doc": " ".join(c.doc.split("\n\n")[0].split()),
             "finding_ids": [pattern for pattern, chk in FINDING_IDS.items() if chk == c.id],
         }
-        for c in all_checks()
+        # by layer, then id: the registry's order within a layer is the order modules were imported in
+        for c in sorted(
+            all_checks(), key=lambda c: (LAYER_ORDER.index(c.layer) if c.layer in LAYER_ORDER else 99, c.id)
+        )
         if c.cause == cause
     ]
 
