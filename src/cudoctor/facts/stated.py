@@ -177,6 +177,13 @@ def framework_facts(
 CUDNN_WRITTEN = re.compile(r"\bcu?dnn\s*v?\s*(\d+(?:\.\d+)*)", re.I)  # 'cuDNN 8.9.2' beside a CUDA
 
 
+def outside_remarks(pattern: str, text: str) -> list[str]:
+    """The matches of `pattern` outside parentheses: a version in parentheses after one written outside them
+    is a remark on it ('12.5 (V12.5.82)', '5005 (compatibility version 5000)'); inside them only when
+    nothing outside matches."""
+    return re.findall(pattern, re.sub(r"\([^()]*\)", " ", text)) or re.findall(pattern, text)
+
+
 def toolkit_facts(text: str) -> list[Fact]:
     """'11.8', 'cudatoolkit 11.3 (conda)', '10.2 system-wide plus 11.6 ...'; a cuDNN named beside
     them ('CUDA 11.8 / cuDNN 8.9.2') is the `cudnn.versions` fact, not a toolkit."""
@@ -186,13 +193,12 @@ def toolkit_facts(text: str) -> list[Fact]:
         facts.append(known("cudnn.versions", cudnn, "stated:system_cuda"))
     rest = CUDNN_WRITTEN.sub(" ", text)
     number = r"(?<![\d.])(\d{1,2}\.\d+(?:\.\d+)?)(?![\d.])"
-    # '12.5 (V12.5.82)': a version in parentheses after one written outside them is the same toolkit
-    found = re.findall(number, re.sub(r"\([^()]*\)", " ", rest)) or re.findall(number, rest)
+    found = outside_remarks(number, rest)  # '12.5 (V12.5.82)': one toolkit
     if not found:  # 'cuda 9', 'Cuda 11', '12 (the cluster's module)': the major alone (compared as X.0)
-        found = re.findall(
+        majors = re.findall(
             r"\bcuda(?:toolkit)?\s*v?(\d{1,2})\b(?![.\d])|^\s*(\d{1,2})\b(?![.\d])", rest, re.I
         )
-        found = [a or b for a, b in found]
+        found = [a or b for a, b in majors]
     toolkits = [
         {"root": f"(stated) CUDA {v}", "version": v, "found_via": ["stated:system_cuda"], "stated": True}
         for v in found
@@ -205,9 +211,7 @@ def cudnn_versions(text: str) -> list[str]:
     Versions in parentheses after one written outside them are remarks ('8.0.4 (after upgrading to 8.1.0)',
     '5005 (compatibility version 5000)'), not other copies."""
     text = re.sub(r"\bcu?dnn\s*v?(?=\d)", " ", text, flags=re.I)  # 'cudnn8', 'cuDNN v8.9'
-    outside = re.sub(r"\([^()]*\)", " ", text)
-    number = r"(?<![\w.])\d+(?:\.\d+)*"
-    found = re.findall(number, outside) or re.findall(number, text)
+    found = outside_remarks(r"(?<![\w.])\d+(?:\.\d+)*", text)
     return [(versions.cudnn_from_int(v) if len(v) >= 4 else None) or v for v in found]
 
 

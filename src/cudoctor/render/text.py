@@ -55,24 +55,16 @@ def _related_lines(area: Area, style: Style) -> list[str]:
     return lines
 
 
-TARGET_HOW = {
-    "--python": "given by --python",
-    "python=": "given by python=",
-    "CUDOCTOR_PYTHON": "given by CUDOCTOR_PYTHON",
-    "VIRTUAL_ENV": "the active environment: VIRTUAL_ENV",
-    "CONDA_PREFIX": "the active environment: CONDA_PREFIX",
-    "PATH": "the python first on PATH",
-}
-
-
 def target_line(value: object) -> str:
     """'checking /home/u/envs/train (Python 3.9.18, the active environment: VIRTUAL_ENV)' when the
     facts describe another Python environment than cudoctor's own (`host.target`); else ''."""
     if not isinstance(value, dict) or value.get("self", True):
         return ""
+    from cudoctor.facts.target import CHOSEN_BY  # only when another environment was checked
+
     how = str(value.get("chosen_by") or "")
     where = value.get("prefix") or value.get("executable")
-    return f"checking {where} (Python {value.get('version')}, {TARGET_HOW.get(how, how)})"
+    return f"checking {where} (Python {value.get('version')}, {CHOSEN_BY.get(how, how)})"
 
 
 def render(
