@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from cudoctor.fixes import checked
 from cudoctor.model import Snapshot
 from tests.checks.helpers import A100_CU124, REPORTS, outcome, torch_cuda
 from tests.conftest import finding_ids, run_check, stated
@@ -25,10 +26,42 @@ def test_cpu_only_build() -> None:
     assert outcome("cpu-only-build", stated({"framework_version": "torch 2.3.0+cpu"}))[0] == "unknown"
 
 
+def _planned_fix(check_id: str, snap: Snapshot) -> tuple[str, ...]:
+    (result,) = checked(snap, only=[check_id])
+    return result.findings[0].fix
+
+
 def test_a_cpu_only_finding_names_only_its_own_framework_install() -> None:
     snap = stated({"gpu": "A100"}, framework__jax={"version": "0.4.30", "build": "cpu"})
-    fix = run_check("cpu-only-build", snap).findings[0].fix
-    assert fix == ("pip install -U 'jax[cuda12]'",)  # not the cause's PyTorch and TensorFlow steps
+    assert run_check("cpu-only-build", snap).findings[0].fix == ()  # the planner computes it
+    fix = _planned_fix("cpu-only-build", snap)
+    # the driver unknown: the CUDA major current JAX ships that asks least of it, and what the next needs
+    assert (
+        fix[0].startswith("pip install -U 'jax[cuda12]'") and "525.60.13" in fix[0] and "nvidia-smi" in fix[0]
+    )
+    assert fix[1].startswith("Or, with driver 580 or newer: pip install -U 'jax[cuda13]'")
+    assert not any("torch" in s or "tensorflow" in s for s in fix)  # not the cause's steps for the others
+    known_driver = stated(
+        {"gpu": "A100", "driver": "470.82.01"}, framework__jax={"version": "0.4.30", "build": "cpu"}
+    )
+    assert "jax[cuda11_pip]==0.4.25" in _planned_fix("cpu-only-build", known_driver)[0]
+
+
+def test_a_cpu_only_tensorflow_gets_its_own_release_as_a_gpu_build() -> None:
+    cpu_package = stated(
+        {"gpu": "RTX 3090", "framework_version": "tensorflow-cpu 2.15.0", "os": "Ubuntu 22.04"}
+    )
+    assert _planned_fix("cpu-only-build", cpu_package)[0].startswith(
+        "pip uninstall -y tensorflow-cpu && pip install 'tensorflow[and-cuda]==2.15.*'"
+    )
+    tf1 = stated(
+        {"gpu": "GTX 1080", "os": "Ubuntu 18.04"}, framework__tensorflow={"version": "1.14.0", "build": "cpu"}
+    )
+    fix = _planned_fix("cpu-only-build", tf1)
+    # before [and-cuda] (2.14) and before one package for both (2.1): tensorflow-gpu, with its tested CUDA/cuDNN
+    assert fix[0].startswith("pip install 'tensorflow-gpu==1.14.*'") and "CUDA 10.0 and cuDNN 7.4" in fix[0]
+    assert fix[1].startswith("conda install -c conda-forge cudatoolkit=10.0 cudnn=7.4")
+    assert not any("and-cuda" in s for s in fix)
 
 
 def test_arch_unsupported_both_directions() -> None:
@@ -41,7 +74,11 @@ def test_arch_unsupported_both_directions() -> None:
         and "sm_61" not in r.findings[0].title
         and "7.5" in r.findings[0].title
     )
-    assert any("cu126" in s for s in r.findings[0].fix)
+    assert not any("whl/cu" in s for s in r.findings[0].fix)  # the planner computes the index
+    assert any(
+        "whl/cu126" in s and "holds compute capability 6.1" in s
+        for s in _planned_fix("arch-unsupported", dropped)
+    )
     turing_cuda9 = stated(
         {"gpu": "RTX 2080 Ti", "framework_version": "1.0.1", "framework_cuda": "9.0"}, hint="torch"
     )

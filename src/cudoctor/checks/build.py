@@ -11,11 +11,10 @@ from cudoctor.model import Finding, Severity, Snapshot
 
 LAYER = "Frameworks"
 
-CPU_FIX = {
-    "torch": "pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu126  (pick the cuXYZ your driver supports)",
-    "tensorflow": "pip uninstall -y tensorflow-cpu && pip install 'tensorflow[and-cuda]'",
-    "jax": "pip install -U 'jax[cuda12]'",
-}
+# The frameworks whose CUDA install the fix planner computes from the knowledge tables (the wheel index
+# and release a driver and GPU run, TensorFlow's tested builds, JAX's CUDA extras): their findings carry
+# no install command of their own, and not the cause's general steps for every framework.
+PLANNED = ("torch", "tensorflow", "jax")
 
 
 @check(
@@ -49,9 +48,8 @@ def cpu_only_build(snap: Snapshot) -> list[Finding]:
                     f"framework.{name}.build = cpu",
                     f"framework.{name}.version = {info.get('version')}",
                 ],
-                fix=[CPU_FIX[name]] if name in CPU_FIX else [],
                 subject=name,
-                generic_fixes=name not in CPU_FIX,  # the cause's steps name every framework
+                generic_fixes=name not in PLANNED,  # the cause's steps name every framework
             )
         )
     return out

@@ -169,12 +169,7 @@ def _same_major_beyond(
 
 
 def _arch_fix(name: str, cc: versions.Version) -> str:
-    if name == "torch":
-        if cc < (7, 5):
-            return "pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu126  (the last variant that keeps sm_50..sm_70)"
-        if cc >= (10, 0):
-            return "pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu130  (Blackwell needs CUDA >= 12.8 builds)"
-        return "pip install --upgrade torch  (current wheels cover compute capability 7.5..12.0)"
-    if name == "tensorflow":
-        return "pip install --upgrade 'tensorflow[and-cuda]'  (or build TensorFlow from source for this GPU)"
+    """What to install, in words: the fix planner puts the command first (the release and wheel index
+    whose architecture list holds this GPU and that the driver runs, from the knowledge tables), and
+    drops this line where it did."""
     return f"Install a {view.LABEL.get(name, name)} build made with a CUDA that supports compute capability {versions.cc_str(cc)}"

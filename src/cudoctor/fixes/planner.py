@@ -32,6 +32,7 @@ class Context:
 
     framework: str | None = None  # the framework that failed (the log's), else the only one known
     version: str | None = None  # its version as installed or stated ('2.1.0+cu121')
+    dist: str | None = None  # the package it was installed as, where that says more ('tensorflow-cpu')
     build: str | None = None  # 'cuda', 'cpu', 'rocm'
     cuda: str | None = None  # the CUDA its build needs ('12.1')
     driver: str | None = None
@@ -83,6 +84,7 @@ def context(
     return Context(
         framework=framework,
         version=str(info["version"]) if info.get("version") else None,
+        dist=str(info["dist"]) if info.get("dist") else None,
         build=info.get("build"),
         cuda=str(info["cuda"]) if info.get("cuda") else facts.get("cuda_wanted"),
         driver=str(driver) if driver else None,

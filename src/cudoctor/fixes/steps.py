@@ -141,7 +141,7 @@ def _torch_install(ctx: Context, why: str) -> list[str]:
         steps.append(
             f"Or, if nvidia-smi shows a driver too old for CUDA {cuda}{below}: {_install_line(*alt)}  "
             f"(PyTorch {versions.fmt(versions.major_minor(alt[0]))}, the newest release with a CUDA "
-            f"{versions.cuda_from_variant(alt[1])} build that holds this GPU)"
+            f"{versions.cuda_from_variant(alt[1])} build{' that holds this GPU' if ctx.cc is not None else ''})"
         )
     return steps
 
@@ -217,10 +217,57 @@ def cpu_only_build(ctx: Context) -> list[str]:
         return _torch_install(ctx, "a CUDA build")
     if ctx.framework == "tensorflow" and ctx.platform == "windows":
         return []  # the tf-windows-cpu-only finding carries the documented steps
+    if ctx.framework == "tensorflow":
+        return _tf_cuda_build(ctx)
     if ctx.framework == "jax":
+        return _jax_cuda_wheels(ctx)
+    return []
+
+
+def _tf_cuda_build(ctx: Context) -> list[str]:
+    """TensorFlow's GPU build in place of a CPU-only one, the same release where it is known: from
+    2.14 on with its CUDA and cuDNN as wheels ([and-cuda], tensorflow.toml [and_cuda]); before that the
+    `tensorflow` package (`tensorflow-gpu` before 2.1) and the CUDA and cuDNN it was tested with."""
+    drop = "pip uninstall -y tensorflow-cpu && " if "cpu" in (ctx.dist or "") else ""
+    since = versions.major_minor(str(knowledge.table("tensorflow")["and_cuda"]["since"])) or (0, 0)
+    mm = versions.major_minor(ctx.version or "")
+    if mm is None:
+        return [
+            f"{drop}pip install 'tensorflow[and-cuda]'  (TensorFlow with its CUDA and cuDNN as wheels; Linux, WSL2)"
+        ]
+    pin = f"{mm[0]}.{mm[1]}.*"
+    if mm >= since:
+        return [
+            f"{drop}pip install 'tensorflow[and-cuda]=={pin}'  (the same TensorFlow with its CUDA and cuDNN as wheels)"
+        ]
+    tf = knowledge.tf_build(str(ctx.version))
+    package = "tensorflow-gpu" if mm < (2, 1) else "tensorflow"  # one package for CPU and GPU from 2.1 on
+    needs = f": it loads CUDA {tf['cuda']} and cuDNN {tf['cudnn']}, installed apart" if tf else ""
+    step = f"{drop}pip install '{package}=={pin}'  (TensorFlow {mm[0]}.{mm[1]}'s GPU build{needs})"
+    return [step] + (_tf_conda_pair(str(ctx.version), tf, "was built and tested with") if tf else [])
+
+
+def _jax_cuda_wheels(ctx: Context) -> list[str]:
+    """JAX's CUDA wheels in place of a CPU-only jaxlib (jax.toml [[install]]): with the driver known,
+    the newest CUDA major it runs and the driver that reaches the next; unknown, the oldest CUDA major
+    current JAX still ships (it asks least of the driver), the driver it needs and how to see it."""
+    if ctx.driver_cuda:
         upgrade = jax_builds.upgrade_step(ctx.driver_cuda)
         return [jax_builds.install_step(ctx.driver_cuda)] + ([upgrade] if upgrade else [])
-    return []
+    current = sorted(
+        (r for r in knowledge.table("jax")["install"] if not r.get("last")),
+        key=lambda r: int(r["cuda_major"]),
+    )
+    if not current:
+        return [jax_builds.install_step(None)]
+    low, newer = current[0], current[1:]
+    step = (
+        f"{low['step']}  (JAX's CUDA {low['cuda_major']} wheels need driver {low['min_driver']} or newer; "
+        f"{SHOW_DRIVER})"
+    )
+    return [step] + [
+        f"Or, with driver {r['min_driver']} or newer: {r['step']}  (CUDA {r['cuda_major']})" for r in newer
+    ]
 
 
 def cudnn_mismatch(ctx: Context) -> list[str]:

@@ -103,8 +103,16 @@ def folder(name: str) -> tuple[str, ...]:
     )
 
 
+@functools.cache
 def causes() -> dict[str, dict[str, Any]]:
-    return table("causes")
+    """causes.toml, each general step's table fields filled (knowledge/cause_fields.py)."""
+    from cudoctor.knowledge import cause_fields
+
+    values = cause_fields.values()
+    return {
+        cid: {**row, "fix": [cause_fields.fill(s, values) for s in row.get("fix") or []]}
+        for cid, row in table("causes").items()
+    }
 
 
 def cause(cause_id: str) -> dict[str, Any]:
@@ -441,6 +449,7 @@ def validate() -> list[str]:
                 problems.append(f"{name}.toml [[{key}]] #{i}: no source")
     if not table("tensorflow")["native_windows"].get("source"):
         problems.append("tensorflow.toml [native_windows]: no source")
+    problems += _cause_field_problems()
     for row in table("cuda_driver")["cuda"]:
         if versions.parse(row["linux_min"]) is None:
             problems.append(
@@ -477,6 +486,24 @@ def validate() -> list[str]:
         for field in ("title", "why", "fix", "references"):
             if not body.get(field):
                 problems.append(f"causes.toml [{cid}]: no {field}")
+    return problems
+
+
+def _cause_field_problems() -> list[str]:
+    """A `{name}` in a cause's step that no table fills, or a field the tables cannot fill."""
+    from cudoctor.knowledge import cause_fields
+
+    problems = [
+        f"causes.toml [{cid}]: unknown field {{{name}}} in a step"
+        for cid, row in table("causes").items()
+        for step in row.get("fix") or []
+        for name in cause_fields.unknown(step)
+    ]
+    for name, compute in cause_fields.FIELDS.items():
+        try:
+            compute()
+        except (LookupError, ValueError, TypeError) as exc:
+            problems.append(f"causes.toml field {{{name}}}: the tables cannot fill it: {exc}")
     return problems
 
 
