@@ -13,6 +13,11 @@ from typing import Any
 
 SCHEMA_VERSION = 1
 
+# The frameworks cudoctor reads (framework.<name> facts), in the order it lists them, and their names
+# as people write them. Every layer takes them from here.
+FRAMEWORKS = ("torch", "tensorflow", "jax", "cupy")
+FRAMEWORK_LABEL = {"torch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX", "cupy": "CuPy"}
+
 
 class Status(str, enum.Enum):
     """How much we know about one fact."""

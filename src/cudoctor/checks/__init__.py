@@ -14,7 +14,7 @@ import traceback
 from collections.abc import Callable, Iterable, Sequence
 
 from cudoctor import knowledge
-from cudoctor.model import CheckResult, Finding, Severity, Snapshot, Status
+from cudoctor.model import FRAMEWORKS, CheckResult, Finding, Severity, Snapshot, Status
 
 CheckFn = Callable[[Snapshot], list[Finding]]
 
@@ -37,7 +37,7 @@ class FactMissing(Exception):
     """Raised by a check whose required fact is known but lacks the part it reads."""
 
 
-FRAMEWORK_FACTS = ("framework.torch", "framework.tensorflow", "framework.jax", "framework.cupy")
+FRAMEWORK_FACTS = tuple(f"framework.{name}" for name in FRAMEWORKS)
 
 
 def check(

@@ -7,11 +7,10 @@ from typing import Any
 
 from cudoctor import knowledge, versions
 from cudoctor.knowledge import jax_builds
-from cudoctor.model import Snapshot
+from cudoctor.model import FRAMEWORK_LABEL as LABEL
+from cudoctor.model import FRAMEWORKS, Snapshot
 
-FRAMEWORKS = ("torch", "tensorflow", "jax", "cupy")
 CUDA_LIB = knowledge.CUDA_LIB
-LABEL = {"torch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX", "cupy": "CuPy"}
 
 
 def frameworks(snap: Snapshot) -> list[tuple[str, dict[str, Any]]]:

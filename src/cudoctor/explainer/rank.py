@@ -635,8 +635,8 @@ def confidence(causes: list[RankedCause], i: int) -> float:
     return round(min(0.99, causes[i].score / (top + 0.3) * (1.0 if i == 0 else 0.9)), 2)
 
 
-FIX_LABEL = re.compile(r"(?:^|;\s*)(PyTorch|TensorFlow|JAX|CuPy)\b[^:;]*:")
-FIX_FRAMEWORK = {"PyTorch": "torch", "TensorFlow": "tensorflow", "JAX": "jax", "CuPy": "cupy"}
+FIX_LABEL = re.compile(rf"(?:^|;\s*)({scope.LABELS})\b[^:;]*:")
+FIX_FRAMEWORK = scope.LABEL_NAME
 
 
 def for_framework(fixes: list[str], framework: str | None) -> list[str]:

@@ -185,7 +185,7 @@ JAX_EXTRA = re.compile(r"jax\[cuda(\d+)(?:_pip|_local)?\]|jax-cuda(\d+)-plugin")
 ARCH_LIST = re.compile(r"TORCH_CUDA_ARCH_LIST=\"?(\d+\.\d+)")
 KEEPS_RANGE = re.compile(r"keeps sm_(\d)(\d)\.\.sm_(\d)(\d)")
 TORCH_PIN = re.compile(r"\btorch==(\d+\.\d+(?:\.\d+)?)")
-LABEL = re.compile(r"^(PyTorch|TensorFlow|JAX|CuPy)\b[^:]{0,40}:")
+LABEL = re.compile(rf"^({scope.LABELS})\b[^:]{{0,40}}:")
 LABEL_NAME = {"PyTorch": "torch", "TensorFlow": "tensorflow", "JAX": "jax", "CuPy": "cupy"}
 
 

@@ -8,11 +8,14 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from cudoctor.model import FRAMEWORK_LABEL, FRAMEWORKS
+
 if TYPE_CHECKING:
     from cudoctor.fixes.planner import Context
 
-LABEL = re.compile(r"^\s*(PyTorch|TensorFlow|JAX|CuPy)\b[^:;]{0,40}:")
-LABEL_NAME = {"PyTorch": "torch", "TensorFlow": "tensorflow", "JAX": "jax", "CuPy": "cupy"}
+LABELS = "|".join(FRAMEWORK_LABEL.values())  # PyTorch|TensorFlow|JAX|CuPy
+LABEL = re.compile(rf"^\s*({LABELS})\b[^:;]{{0,40}}:")
+LABEL_NAME = {label: name for name, label in FRAMEWORK_LABEL.items()}
 # What a step names -> the frameworks it can be for (an unlabelled step naming none is for any).
 MARKERS = (
     (
@@ -46,7 +49,7 @@ def trim(step: str, framework: str | None) -> str | None:
     return _alternatives(step if len(kept) == len(parts) else "; ".join(kept), framework)
 
 
-FRAMEWORK_NAMES = ("torch", "tensorflow", "jax", "cupy")
+FRAMEWORK_NAMES = FRAMEWORKS
 
 
 def _alternatives(step: str, framework: str) -> str | None:

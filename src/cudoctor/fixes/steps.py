@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from cudoctor import knowledge, versions
 from cudoctor.knowledge import jax_builds
+from cudoctor.model import FRAMEWORKS
 
 if TYPE_CHECKING:
     from cudoctor.fixes.planner import Context
@@ -183,7 +184,7 @@ def _release_line_for_driver(ctx: Context) -> list[str]:
 
 
 def driver_too_old(ctx: Context) -> list[str]:
-    if ctx.framework and ctx.framework not in ("torch", "jax", "tensorflow", "cupy"):
+    if ctx.framework and ctx.framework not in FRAMEWORKS:
         return _release_line_for_driver(ctx) + _driver_upgrade(ctx)
     if ctx.framework == "torch":
         return _torch_install(ctx, "a build your driver runs") + _driver_upgrade(ctx)

@@ -17,11 +17,11 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from cudoctor import knowledge, runner
+from cudoctor import knowledge, model, runner
 from cudoctor.facts import packages
 
 CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "child.py")
-FRAMEWORKS = ("numpy", "torch", "tensorflow", "jax", "cupy")
+FRAMEWORKS = ("numpy", *model.FRAMEWORKS)  # NumPy too: the CPU BLAS beside them
 DIST_NAMES = {
     "numpy": ("numpy",),
     "torch": ("torch",),
