@@ -209,3 +209,20 @@ def test_round_30_a_ptx_feature_the_target_lacks() -> None:
     julia = explain_text("ptxas ... error   : Modifier '.NaN' requires .target sm_80 or higher\n", {})
     assert "library-bug" in top(julia)[:2]
     assert "1.11.7" in rank.cause_json(julia.causes, top(julia).index("library-bug"))["fix"][0]
+
+
+NVCC_COMPUTE_90 = "nvcc fatal   : Unsupported gpu architecture 'compute_90'\n"
+
+
+def test_an_architecture_no_gpu_here_has_comes_from_the_build_list() -> None:
+    """jax-ml/jax#16640: building jaxlib on a Jetson Orin (8.7), nvcc refuses the default list's compute_90:
+    the toolkit does not fit the build's list; building for the GPU's own 8.7 gets round it."""
+    orin = explain_text(NVCC_COMPUTE_90, {"gpu": "jetson orin"})
+    assert top(orin)[0] == "toolchain-not-found"
+    fix = rank.cause_json(orin.causes, 0)["fix"][0]
+    assert "--cuda_compute_capabilities=8.7" in fix and "TORCH_CUDA_ARCH_LIST=8.7" in fix
+    # the GPU's own architecture refused: the GPU is what the toolkit does not know
+    own = explain_text(NVCC_COMPUTE_90, {"gpu": "H100"})
+    assert top(own)[0] == "arch-unsupported"
+    # no GPU in the facts: the message's own priors
+    assert top(explain_text(NVCC_COMPUTE_90, {}))[0] == "arch-unsupported"

@@ -415,3 +415,17 @@ def test_a_source_build_does_not_take_the_default_wheels_cuda() -> None:
     assert info["build"] == "unknown" and info["cuda"] is None
     wheel = from_stated({"framework_version": "torch 2.0.0"}).value("framework.torch")
     assert wheel["build"] == "cuda" and wheel["cuda"] == "11.7"
+
+
+def test_windows_is_read_as_people_write_it() -> None:
+    system = lambda text: from_stated({"os": text}).value("host.os")["system"]  # noqa: E731
+    assert [system(t) for t in ("Window 7x64", "win 10", "Win11 Pro", "Windows 8.1")] == ["Windows"] * 4
+    assert [system(t) for t in ("Windows 11, WSL2 Ubuntu 22.04", "window manager: i3, Ubuntu 22.04")] == [
+        "Linux"
+    ] * 2
+
+
+def test_a_bare_cuda_major_from_11_on_is_a_build_cuda() -> None:
+    """libcudart.so.12 names CUDA 12 without a minor; before 11 a bare '10' says too little."""
+    assert from_stated({"framework_cuda": "12"}, "tensorflow").value("framework.tensorflow")["cuda"] == "12"
+    assert from_stated({"framework_cuda": "10"}, "tensorflow").value("framework.tensorflow")["cuda"] is None

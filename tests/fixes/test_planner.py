@@ -319,3 +319,41 @@ def test_a_broken_copy_on_pythonpath_is_named_first_and_the_template_goes_last()
         and "--target /opt/old" in out[1]
     )
     assert template not in out  # the same command, made concrete
+
+
+def test_the_driver_cuda_the_log_states_decides_the_torch_wheel() -> None:
+    """'The NVIDIA driver on your system is too old (found version 11040)': a CUDA 11.4 driver."""
+    log_facts = {"library": "driver", "older": "driver", "loaded": "11.4"}
+    c = planner.context(from_stated({"framework_version": "torch (latest wheel)"}), "torch", log_facts)
+    assert c.driver_cuda == "11.4"
+    plan = planner.plan("driver-too-old", [], c)
+    assert "whl/cu118" in plan[0] and not any("whl/cu12" in s or "whl/cu13" in s for s in plan)
+    live = planner.context(from_stated({"driver": "535.104.05"}), "torch", log_facts)
+    assert live.driver_cuda == "12.2"  # a driver the facts know wins over the log's words
+
+
+def test_a_cuda_10_library_is_the_toolkit_of_that_cuda_not_a_wheel() -> None:
+    """libcublas.so.8.0 and cudart64_90.dll carry their CUDA; no NVIDIA wheel holds CUDA 10.2 or older."""
+    linux = planner.Context(framework="tensorflow", library_cuda="8.0", soname="libcublas.so.8.0")
+    (step,) = steps.cuda_libs_missing(linux)
+    assert step.startswith("Install CUDA 8.0") and "libcublas.so.8.0" in step and "LD_LIBRARY_PATH" in step
+    windows = planner.Context(framework="tensorflow", cuda="10.0", platform="windows")
+    assert "v10.0\\bin) on PATH" in steps.cuda_libs_missing(windows)[0]
+    assert not any("Install CUDA" in s for s in steps.cuda_libs_missing(planner.Context(library_cuda="11.8")))
+    assert (
+        steps.cuda_libs_missing(planner.Context(framework="tensorflow", cuda="10")) == []
+    )  # 10.0? 10.1? unknown
+
+
+def test_jax_packages_are_pinned_to_jaxs_own_release() -> None:
+    c = ctx(framework_version="jax: 0.4.35, jaxlib: 0.4.35")
+    (step,) = steps.requirements_unmet(c)
+    assert step.startswith("pip install -U 'jax[cuda12]==0.4.35'")
+    assert steps.requirements_unmet(ctx(framework_version="torch 2.1.0+cu121")) == []
+
+
+def test_tensorflow_and_cuda_next_to_a_cuda_10_build_is_dropped() -> None:
+    step = "Install the libraries as pip wheels next to the framework: pip install 'tensorflow[and-cuda]'"
+    assert planner.contradicts(step, planner.Context(framework="tensorflow", cuda="10.0"))
+    assert not planner.contradicts(step, planner.Context(framework="tensorflow", cuda="12.3"))
+    assert not planner.contradicts(step, planner.Context(framework="tensorflow"))

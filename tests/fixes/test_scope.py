@@ -58,3 +58,16 @@ def test_the_platform_and_other_libraries_are_read_from_the_log() -> None:
     )
     assert scope.framework_from_log("pycuda._driver.LogicError: cuInit failed: unknown error") == "pycuda"
     assert scope.framework_from_log("RuntimeError: CUDA error: out of memory") is None
+
+
+def test_dll_names_and_percent_path_mean_native_windows() -> None:
+    assert (
+        scope.platform_from_log("ImportError: Could not find 'cudart64_100.dll'. TensorFlow requires ...")
+        == "windows"
+    )
+    assert (
+        scope.platform_from_log("installed in a directory that is named in your %PATH% environment variable")
+        == "windows"
+    )
+    assert scope.platform_from_log("OSError: libcudart.so.10.0: cannot open shared object file") is None
+    assert scope.platform_from_log("loading mydll.dll from the plugin folder") is None

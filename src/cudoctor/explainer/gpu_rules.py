@@ -131,6 +131,37 @@ def dropped_arch_rule(ranked: dict[str, RankedCause], sm: str, gpus: list[dict[s
         )
 
 
+def refused_arch_rule(ranked: dict[str, RankedCause], sm: str, gpus: list[dict[str, Any]]) -> None:
+    """A compiler refused an architecture (nvcc's 'Unsupported gpu architecture compute_90', ptxas's
+    'Value sm_90 is not defined') that no GPU in the facts has: it came from the build's architecture
+    list, not from the GPU, so the toolkit is what does not fit the build (too old for that entry, or
+    past it), and building for the GPU's own architecture is the way round it."""
+    want = versions.cc_tuple(sm)
+    known = [g for g in gpus if g.get("cc_t")]
+    if want is None or not known or any(g["cc_t"] == want for g in known):
+        return
+    ccs = sorted({versions.cc_str(g["cc_t"]) for g in known})
+    span = knowledge.cuda_span_for_cc(versions.cc_str(want))
+    toolkit = f"; or a CUDA toolkit that builds for {sm} (CUDA {span[0]} to {span[1]})" if span else ""
+    cc = ",".join(ccs)
+    bump(
+        ranked,
+        "toolchain-not-found",
+        CONFIRM,
+        f"fact: {_gpu_cc(known[0])}: the {sm} the compiler refused is not this GPU's, so it comes from the "
+        "build's architecture list, which this toolkit cannot build",
+        f"Build only for this GPU's architecture ({cc}): JAX: python build/build.py --cuda_compute_capabilities={cc}; "
+        f"TensorFlow: TF_CUDA_COMPUTE_CAPABILITIES={cc}; PyTorch: export TORCH_CUDA_ARCH_LIST={cc}; CuPy: "
+        f"export CUPY_NVCC_GENERATE_CODE=arch=compute_{cc.replace('.', '').split(',')[0]},code=sm_{cc.replace('.', '').split(',')[0]}{toolkit}",
+    )
+    bump(
+        ranked,
+        "arch-unsupported",
+        -RULE_OUT,
+        f"fact: {_gpu_cc(known[0])} is not the {sm} the compiler refused",
+    )
+
+
 def display_watchdog_rule(ranked: dict[str, RankedCause], gpus: list[dict[str, Any]]) -> None:
     """The display watchdog kills long kernels only on a GPU that drives a display or runs under
     Windows' WDDM driver model: a GPU the facts show doing so confirms it; GPUs that all do neither

@@ -367,6 +367,8 @@ def context_rules(
     sm = root.captures.get("sm") if root is not None else None
     if sm and "arch-unsupported" in ranked:
         gpu_rules.dropped_arch_rule(ranked, sm, gpus)
+    if sm and "toolchain-not-found" in ranked:  # a compiler refused it: the GPU's, or the build list's?
+        gpu_rules.refused_arch_rule(ranked, sm, gpus)
     if root is not None and root.sig.new_gpu_cc:
         gpu_rules.new_gpu_rule(ranked, root.sig.new_gpu_cc, gpus)
     if "cpu-only-build" in ranked:

@@ -235,7 +235,8 @@ def os_facts(text: str) -> list[Fact]:
     wsl = bool(re.search(r"\bwsl", text, re.I))
     system = (
         "Windows"
-        if re.search(r"windows|win1\d", text, re.I) and not wsl
+        if re.search(r"windows|win1\d|\bwin(?:dow)?\s?(?:7|8|10|11)(?!\d)", text, re.I)
+        and not wsl  # 'Window 7x64', 'win 10'
         else "Darwin"
         if re.search(r"mac ?os|os x|darwin", text, re.I)
         else "Linux"

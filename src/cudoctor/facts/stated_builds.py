@@ -128,7 +128,8 @@ def framework_info(version_text: str, cuda_text: str, hint: str | None) -> tuple
     if name == "jax":
         _jax(version_text, info)
     if cuda_text and not NO_CUDA.match(cuda_text):
-        written = re.search(r"\d+(?:\.\d+)+", cuda_text)  # '11.8', 'cuda10.2', 'CUDA 12.1 (cu121)'
+        # '11.8', 'cuda10.2', 'CUDA 12.1 (cu121)'; a bare major from CUDA 11 on ('12': libcudart.so.12)
+        written = re.search(r"\d+(?:\.\d+)+|(?<![\d.])1[1-9](?![\d.])", cuda_text)
         parsed = (versions.parse(written.group(0)) if written else None) or ()
         info["cuda"] = ".".join(str(p) for p in parsed[:2]) or info["cuda"]
     info["build"] = (

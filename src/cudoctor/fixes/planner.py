@@ -46,6 +46,9 @@ class Context:
     cudnn_compiled: str | None = None  # the cuDNN the log says the build was compiled with ('8.2')
     driver_needed: str | None = None  # the driver the log says it needs (a container image's CUDA)
     library_wheel: str | None = None  # NVIDIA's wheel of the library the log could not load
+    library_cuda: str | None = (
+        None  # the CUDA that library's name carries (libcublas.so.8.0, cudart64_90.dll)
+    )
     soname: str | None = None  # that library as the log names it
     pythonpath_copy: str | None = None  # the PYTHONPATH entry the framework is imported from, if it is
     root: str = ""  # the log's root error line: a setting or tool it names is relevant whatever the framework
@@ -76,6 +79,8 @@ def context(
     )
     toolkits = snap.value("cuda.toolkits") or []
     facts = log_facts or {}
+    if not driver_cuda and facts.get("library") == "driver" and facts.get("loaded"):
+        driver_cuda = facts["loaded"]  # the log's own 'driver too old (found version 11040)': CUDA 11.4
     wanted = facts.get("cudnn_wanted") or (
         str((versions.parse(facts.get("compiled", "")) or ("",))[0])
         if facts.get("library") == "cudnn"
@@ -99,6 +104,7 @@ def context(
         cudnn_compiled=facts.get("compiled") if facts.get("library") == "cudnn" else None,
         driver_needed=facts.get("driver_needed"),
         library_wheel=facts.get("wheel"),
+        library_cuda=facts.get("cuda_wanted"),
         soname=facts.get("soname"),
         pythonpath_copy=view.pythonpath_entry(info, snap),
     )
@@ -259,6 +265,12 @@ def _tf_extra_before_its_release(step: str, ctx: Context) -> bool:
     since = versions.major_minor(knowledge.table("tensorflow")["and_cuda"]["since"])
     pin = re.search(r"tensorflow\[and-cuda\]\s*[=<~]=?\s*(\d+\.\d+)", step)
     have = versions.major_minor(pin.group(1) if pin else ctx.version if "next to" in step else None)
+    if (
+        have is None and "next to" in step and ctx.cuda
+    ):  # the version unknown, its CUDA older than the extra's
+        first = knowledge.tf_build(str(knowledge.table("tensorflow")["and_cuda"]["since"]))
+        build, extra = versions.parse(ctx.cuda), versions.parse(str(first["cuda"])) if first else None
+        return bool(build and extra and build < extra)
     return bool(have and since and have < since)
 
 

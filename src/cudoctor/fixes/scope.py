@@ -33,7 +33,9 @@ LINUX_ONLY = re.compile(
     r"\bsudo\b|\brmmod\b|\bmodprobe\b|\bldconfig\b|LD_LIBRARY_PATH|\bapt(?:-get)? install\b"
 )
 WINDOWS_PATH = re.compile(
-    r"\b[A-Z]:\\(?:Users|Program Files|ProgramData|Windows|Python\d*|ProgramFiles)\\", re.I
+    r"\b[A-Z]:\\(?:Users|Program Files|ProgramData|Windows|Python\d*|ProgramFiles)\\"
+    r"|%PATH%|\b(?:cudart|cublas|cudnn|cufft|curand|cusolver|cusparse|nvrtc)\w*?(?:64|32)_\d+\.dll\b",
+    re.I,
 )
 
 
@@ -93,7 +95,8 @@ def for_other_platform(step: str, ctx: Context) -> bool:
 
 
 def platform_from_log(text: str) -> str | None:
-    """'windows' when the log's paths are Windows paths (C:\\Users\\..., C:\\Program Files\\...)."""
+    """'windows' when the log's paths are Windows paths (C:\\Users\\..., C:\\Program Files\\...), or it names
+    %PATH% or a CUDA library by its DLL name (cudart64_110.dll)."""
     return "windows" if WINDOWS_PATH.search(text) else None
 
 

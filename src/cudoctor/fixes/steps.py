@@ -245,7 +245,9 @@ def _tf_cuda_build(ctx: Context) -> list[str]:
     package = "tensorflow-gpu" if mm < (2, 1) else "tensorflow"  # one package for CPU and GPU from 2.1 on
     needs = f": it loads CUDA {tf['cuda']} and cuDNN {tf['cudnn']}, installed apart" if tf else ""
     step = f"{drop}pip install '{package}=={pin}'  (TensorFlow {mm[0]}.{mm[1]}'s GPU build{needs})"
-    return [step] + (_tf_conda_pair(str(ctx.version), tf, "was built and tested with") if tf else [])
+    return [step] + (
+        _tf_conda_pair(str(ctx.version), tf, "was built and tested with", ctx.platform) if tf else []
+    )
 
 
 def _jax_cuda_wheels(ctx: Context) -> list[str]:
@@ -289,7 +291,7 @@ def cudnn_mismatch(ctx: Context) -> list[str]:
     tf = knowledge.tf_build(ctx.version or "") if ctx.framework == "tensorflow" and ctx.version else None
     steps = []
     if tf is not None:
-        steps += _tf_conda_pair(str(ctx.version), tf, "was built and tested with")
+        steps += _tf_conda_pair(str(ctx.version), tf, "was built and tested with", ctx.platform)
     wheel = knowledge.cudnn_wheel(cuda, major) if cuda else None
     cuda_major = (versions.parse(cuda or "") or ("?",))[0]
     if wheel:
@@ -303,13 +305,19 @@ def cudnn_mismatch(ctx: Context) -> list[str]:
     return steps
 
 
-def _tf_conda_pair(version: str, tf: dict[str, object], what: str) -> list[str]:
-    """TensorFlow's tested CUDA and cuDNN as conda packages (conda-forge's cudatoolkit stops at CUDA 11)."""
+def _tf_conda_pair(version: str, tf: dict[str, object], what: str, platform: str | None = None) -> list[str]:
+    """TensorFlow's tested CUDA and cuDNN as conda packages (conda-forge's cudatoolkit stops at CUDA 11);
+    on native Windows an active environment's Library\\bin is on PATH already."""
     if (versions.parse(str(tf["cuda"])) or (0,))[0] >= 12:
         return []
+    then = (
+        "an activated environment puts them on PATH"
+        if platform == "windows"
+        else "then put $CONDA_PREFIX/lib on LD_LIBRARY_PATH"
+    )
     return [
         f"conda install -c conda-forge cudatoolkit={tf['cuda']} cudnn={tf['cudnn']}  (TensorFlow {version} {what} "
-        f"CUDA {tf['cuda']} and cuDNN {tf['cudnn']}; then put $CONDA_PREFIX/lib on LD_LIBRARY_PATH)"
+        f"CUDA {tf['cuda']} and cuDNN {tf['cudnn']}; {then})"
     ]
 
 
@@ -486,18 +494,43 @@ def _cupy_libs(ctx: Context) -> list[str]:
     return [step] if step else []
 
 
+def _toolkit_of_old_cuda(ctx: Context) -> list[str]:
+    """A build of CUDA 10.2 or older loads the libraries of that exact CUDA (libcublas.so.8.0,
+    cudart64_100.dll: the log's soname or its own words name it), which no NVIDIA pip wheel holds: that
+    toolkit from NVIDIA's archive, its libraries on the loader's path (PATH on native Windows)."""
+    have = versions.parse(ctx.library_cuda or "")
+    if have is None or len(have) < 2:
+        have = versions.parse(ctx.cuda or "")
+    if have is None or len(have) < 2 or have[0] >= 11:
+        return []
+    cuda = versions.fmt(have[:2])
+    named = f" (it holds the {ctx.soname} the program asks for)" if ctx.soname else ""
+    where = (
+        f"put its bin folder (C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v{cuda}\\bin) on PATH and open a new terminal"
+        if ctx.platform == "windows"
+        else f"put its lib64 folder on the library path: export LD_LIBRARY_PATH=/usr/local/cuda-{cuda}/lib64:$LD_LIBRARY_PATH"
+    )
+    return [
+        f"Install CUDA {cuda}, the CUDA this build loads{named}: NVIDIA's CUDA Toolkit archive "
+        f"(https://developer.nvidia.com/cuda-toolkit-archive) has it (no pip wheel does); {where}"
+    ]
+
+
 def cuda_libs_missing(ctx: Context) -> list[str]:
     """TensorFlow loads the CUDA libraries of the CUDA it was built with: install that CUDA (its tested
     pair, as conda packages), or move to the oldest release built for the CUDA major you have. CuPy: the
     package of the CUDA major there. Others: NVIDIA's wheel of the library the log names."""
+    old = _toolkit_of_old_cuda(ctx)
     if ctx.framework == "cupy":
-        return _cupy_libs(ctx) + _library_wheel(ctx)
+        return _cupy_libs(ctx) + old + _library_wheel(ctx)
     if ctx.framework != "tensorflow" or not ctx.version:
-        return _library_wheel(ctx) if ctx.framework not in ("torch", "jax") else []
+        return old + (_library_wheel(ctx) if ctx.framework not in ("torch", "jax") else [])
     tf = knowledge.tf_build(ctx.version)
     if tf is None:
-        return []
-    steps = _tf_conda_pair(ctx.version, tf, "loads the libraries of")
+        return old
+    steps = _tf_conda_pair(ctx.version, tf, "loads the libraries of", ctx.platform)
+    if ctx.platform == "windows":  # its self-check names the CUDA's DLLs, which the toolkit installs
+        steps = old + steps
     have, system = versions.major_minor(ctx.version), versions.major_minor(ctx.system_cuda or "")
     if have and system and system != versions.major_minor(str(tf["cuda"])):
         later = [
@@ -547,6 +580,26 @@ def broken_install(ctx: Context) -> list[str]:
     return steps
 
 
+def requirements_unmet(ctx: Context) -> list[str]:
+    """JAX's packages at one release: its CUDA extra pinned to the installed jax pulls jaxlib, the CUDA
+    plugin and the PJRT of that release together (jax.toml [[install]] names the extra of each CUDA major)."""
+    if ctx.framework != "jax" or not versions.parse(ctx.version or ""):
+        return []
+    major = ctx.cuda_major or 12
+    row = next(
+        (r for r in knowledge.table("jax")["install"] if int(r["cuda_major"]) == major and not r.get("last")),
+        None,
+    )
+    extra = re.search(r"jax\[\w+\]", str(row["step"])) if row else None
+    if extra is None:
+        return []
+    version = (ctx.version or "").split("+")[0]
+    return [
+        f"pip install -U '{extra.group(0)}=={version}'  (jax, jaxlib, the CUDA {major} plugin and its PJRT at jax's own "
+        f"release {version}: pip list | grep -E 'jax|pjrt' shows the four, whose versions must agree)"
+    ]
+
+
 BY_CAUSE: dict[str, Callable[[Context], list[str]]] = {
     "cuda-libs-missing": cuda_libs_missing,
     "driver-too-old": driver_too_old,
@@ -555,6 +608,7 @@ BY_CAUSE: dict[str, Callable[[Context], list[str]]] = {
     "toolchain-not-found": toolchain_not_found,
     "arch-unsupported": arch_unsupported,
     "broken-install": broken_install,
+    "requirements-unmet": requirements_unmet,
 }
 
 
