@@ -132,14 +132,14 @@ def dropped_arch_rule(ranked: dict[str, RankedCause], sm: str, gpus: list[dict[s
 
 
 def refused_arch_rule(ranked: dict[str, RankedCause], sm: str, gpus: list[dict[str, Any]]) -> None:
-    """A compiler refused an architecture (nvcc's 'Unsupported gpu architecture compute_90', ptxas's
-    'Value sm_90 is not defined') that no GPU in the facts has: it came from the build's architecture
-    list, not from the GPU, so the toolkit is what does not fit the build (too old for that entry, or
-    past it), and building for the GPU's own architecture is the way round it."""
+    """A compiler refused an architecture newer than every GPU in the facts (nvcc's 'Unsupported gpu
+    architecture compute_90' on a Jetson Orin, 8.7): it came from the build's architecture list, not from
+    the GPU, so the toolkit is too old for that list, and building for the GPU's own architecture (or a
+    newer toolkit) is the way round it."""
     want = versions.cc_tuple(sm)
     known = [g for g in gpus if g.get("cc_t")]
-    if want is None or not known or any(g["cc_t"] == want for g in known):
-        return
+    if want is None or not known or any(g["cc_t"] >= want for g in known):
+        return  # an old arch refused beside a newer GPU is an old nvcc's default (ptxas-dropped-gpu-arch)
     ccs = sorted({versions.cc_str(g["cc_t"]) for g in known})
     span = knowledge.cuda_span_for_cc(versions.cc_str(want))
     toolkit = f"; or a CUDA toolkit that builds for {sm} (CUDA {span[0]} to {span[1]})" if span else ""
