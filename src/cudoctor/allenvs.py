@@ -7,26 +7,28 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cudoctor.inputs import InputError
 
+if TYPE_CHECKING:
+    from cudoctor.model import Report
+
 
 def check_all(args: argparse.Namespace) -> int:
+    from cudoctor import render
     from cudoctor.facts import collect_live, tool_timeout
     from cudoctor.facts.target import TargetError, ask, discover, resolve_path
     from cudoctor.fixes import checked
     from cudoctor.fleet import analysis
     from cudoctor.model import Report, absent
-    from cudoctor.render import documents, envs
-    from cudoctor.render.areas import areas
 
     if args.python or args.from_file or args.no_live or args.facts or args.snapshot or args.since:
         raise InputError(
             "--all-envs checks every environment it finds: not with --python, --from, --facts, --snapshot, --no-live or --since"
         )
-    if args.format == "markdown":
-        raise InputError("--all-envs gives --format text or json")
+    if args.format not in render.choices("all-envs"):
+        raise InputError(f"--all-envs gives --format {' or '.join(render.choices('all-envs'))}")
     env = dict(os.environ)
     root = os.getcwd()
     found, note = discover(root, env, 4 * tool_timeout(env))
@@ -44,19 +46,21 @@ def check_all(args: argparse.Namespace) -> int:
             continue
         snap = collect_live(env, target=target)
         snap.add(absent("probe.results", "cudoctor", "not probed (--all-envs does not probe)"))
-        report = Report(snap, checked(snap))
-        row.update(
-            python=target.version,
-            exit_code=report.exit_code,
-            layers={a.title: a.status for a in areas(report)},
-            findings=[{"id": f.id, "severity": f.severity.value, "title": f.title} for f in report.findings],
-        )
-        rows.append(row)
+        rows.append({**row, **summary(target.version, Report(snap, checked(snap)))})
         nodes.append(analysis.NodeReport(path, "ok", snap.to_json()))
     odd = analysis.analyse(nodes).outliers
-    if args.format == "json":
-        doc = {"schema": 1, "root": root, "note": note or None, "envs": rows, "odd_ones": odd}
-        sys.stdout.write(documents.dumps(doc))
-    else:
-        sys.stdout.write(envs.table(rows, odd, root, note))
+    doc = {"schema": 1, "root": root, "note": note or None, "envs": rows, "odd_ones": odd}
+    sys.stdout.write(render.emit("all-envs", args.format, doc))
     return 1 if any(r.get("error") or r.get("exit_code") for r in rows) else 0
+
+
+def summary(python: str, report: Report) -> dict[str, Any]:
+    """One environment's row of the table, less where it is: its Python, exit status, layers, findings."""
+    from cudoctor.render.areas import areas
+
+    return {
+        "python": python,
+        "exit_code": report.exit_code,
+        "layers": {a.title: a.status for a in areas(report)},
+        "findings": [{"id": f.id, "severity": f.severity.value, "title": f.title} for f in report.findings],
+    }

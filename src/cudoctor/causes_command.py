@@ -13,7 +13,7 @@ import difflib
 import sys
 from typing import Any
 
-from cudoctor import knowledge
+from cudoctor import knowledge, render
 from cudoctor.inputs import InputError
 
 MESSAGES = 5  # typical log messages shown per cause
@@ -135,19 +135,13 @@ def _reports(cause: str) -> dict[str, Any]:
 
 def docs_markdown() -> str:
     """docs/causes.md: every cause's page (python tools/gen_causes_doc.py writes it; a test keeps it fresh)."""
-    from cudoctor.render import causes as render
-
-    return render.document(listing(), [describe(c) for c in knowledge.causes()])
+    return render.emit("causes", "markdown", listing(), describe=describe)
 
 
 def run_causes(args: argparse.Namespace) -> int:
-    from cudoctor.render import causes as render
-
     if args.id is not None:
-        out = render.PAGE[args.format](describe(args.id))
-    elif args.format == "markdown":  # the list in Markdown is the whole reference: docs/causes.md
-        out = docs_markdown()
-    else:
-        out = render.LISTING[args.format](listing())
+        out = render.emit("cause", args.format, describe(args.id))
+    else:  # the list in Markdown is the whole reference: docs/causes.md
+        out = render.emit("causes", args.format, listing(), describe=describe)
     sys.stdout.write(out)
     return 0

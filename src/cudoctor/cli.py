@@ -9,7 +9,7 @@ import sys
 import textwrap
 from collections.abc import Callable, Sequence
 
-from cudoctor import __version__
+from cudoctor import __version__, render
 from cudoctor.inputs import InputError
 
 EPILOG_CHECK = textwrap.dedent("""\
@@ -128,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG_CHECK,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _source_args(chk)
+    _source_args(chk, "check")
     chk.add_argument(
         "-v",
         "--verbose",
@@ -197,10 +197,10 @@ def build_parser() -> argparse.ArgumentParser:
     s_list.add_argument(
         "--limit", type=bounded(int, 1, 10**9), default=50, help="newest N snapshots (default 50)"
     )
-    s_list.add_argument("--format", choices=("text", "json"), default="text")
+    _format_arg(s_list, "snapshot-list", described=False)
     s_show = snp_sub.add_parser("show", help="show one snapshot with the findings it gives")
     s_show.add_argument("ref", metavar="ID|LABEL", help="an id, a label, good or latest")
-    s_show.add_argument("--format", choices=("text", "json"), default="text")
+    _format_arg(s_show, "snapshot-show", described=False)
     _python_arg(s_show, "whose last known good `good` names")
     for sp in (s_save, s_list, s_show):
         sp.add_argument(
@@ -216,7 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
     dif.add_argument("a", help="before: an id, a label, good, latest, now, or a report file")
     dif.add_argument("b", help="after (same choices)")
     dif.add_argument("--db", metavar="PATH", help="snapshot database")
-    dif.add_argument("--format", choices=("text", "json"), default="text")
+    _format_arg(dif, "diff", described=False)
     _python_arg(dif, "that `now` collects and whose last known good `good` names")
 
     rep = sub.add_parser(
@@ -224,7 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="exit status: 0 no errors found, 1 the report holds error-level findings (as check), 2 bad input.",
         help="a report to share: Markdown for an issue, JSON, or a self-contained HTML page (redacted)",
     )
-    _source_args(rep, formats=("markdown", "json", "html"), default="markdown")
+    _source_args(rep, "report")
     rep.add_argument(
         "--from", dest="from_file", metavar="FILE", help="report on someone else's report file instead"
     )
@@ -266,7 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not reserve the nodes' GPUs for the check task (busy clusters)",
     )
-    flt.add_argument("--format", choices=("text", "json"), default="text")
+    _format_arg(flt, "fleet", described=False)
     _python_arg(flt, "to check on every node (a path there; default: as cudoctor check chooses on that node)")
 
     prb = sub.add_parser(
@@ -296,9 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="S",
         help="seconds one framework's probe may take (default 180)",
     )
-    prb.add_argument(
-        "--format", choices=("text", "json", "markdown"), default="text", help="output format (default: text)"
-    )
+    _format_arg(prb, "probe")
     _python_arg(prb)
 
     exp = sub.add_parser(
@@ -308,7 +306,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     exp.add_argument("log", help="log file, or - for standard input")
-    _source_args(exp)
+    _source_args(exp, "explain")
     _python_arg(exp, "whose facts count when the log comes from this machine")
     exp.add_argument(
         "-v",
@@ -352,9 +350,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     cau.add_argument("id", nargs="?", metavar="ID", help="a cause id, or a check, finding or signature id")
-    cau.add_argument(
-        "--format", choices=("text", "json", "markdown"), default="text", help="output format (default: text)"
-    )
+    _format_arg(cau, "causes")  # a cause's page ("cause") has the same formats
     return parser
 
 
@@ -368,9 +364,18 @@ def _python_arg(p: argparse.ArgumentParser, what: str = "to inspect") -> None:
     )
 
 
-def _source_args(
-    p: argparse.ArgumentParser, formats: tuple[str, ...] = ("text", "json", "markdown"), default: str = "text"
-) -> None:
+def _format_arg(p: argparse.ArgumentParser, kind: str, described: bool = True) -> None:
+    """--format, its choices and default those of the renderers of `kind` (render/formats.py)."""
+    default = render.default(kind)
+    p.add_argument(
+        "--format",
+        choices=render.choices(kind),
+        default=default,
+        help=f"output format (default: {default})" if described else None,
+    )
+
+
+def _source_args(p: argparse.ArgumentParser, kind: str) -> None:
     p.add_argument(
         "--facts",
         metavar="FACTS.json",
@@ -382,7 +387,7 @@ def _source_args(
         help="use a saved snapshot, a `cudoctor check --format json` document, or another machine's report (nvidia-smi or nvidia-smi -q text/XML, collect_env, cupy.show_config(), jax.print_environment_info(), pip list, conda list)",
     )
     p.add_argument("--no-live", action="store_true", help="do not mix in this machine's facts")
-    p.add_argument("--format", choices=formats, default=default, help=f"output format (default: {default})")
+    _format_arg(p, kind)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -390,7 +395,6 @@ def cmd_check(args: argparse.Namespace) -> int:
     from cudoctor.commands import snapshot_for
     from cudoctor.fixes import checked
     from cudoctor.model import Report
-    from cudoctor.render import documents, text
 
     if args.list_checks:
         from cudoctor.checks import FINDING_IDS
@@ -423,23 +427,10 @@ def cmd_check(args: argparse.Namespace) -> int:
 
         since_name, before = resolve(args.since, db_path(args), args)
         report.extra["since"] = {"ref": since_name, **diff(before, snap).to_json()}
-    if args.format == "json":
-        sys.stdout.write(documents.dumps(documents.report_json(report)))
-    elif args.format == "markdown":
-        from cudoctor.commands import redacted
+    from cudoctor.commands import record_good, redacted
 
-        sys.stdout.write(documents.report_markdown(report if args.no_redact else redacted(report)))
-    else:
-        sys.stdout.write(text.render(report, verbose=args.verbose))
-        if "partial" in report.extra:
-            sys.stdout.write(f"(a partial run: {report.extra['partial']}; not recorded as last known good)\n")
-        if args.since:
-            from cudoctor.diff import diff_from_json, render_text
-
-            since = report.extra["since"]
-            sys.stdout.write("\n" + render_text(diff_from_json(since), since["ref"], "now"))
-    from cudoctor.commands import record_good
-
+    shown = redacted(report) if render.redacts("check", args.format) and not args.no_redact else report
+    sys.stdout.write(render.emit("check", args.format, shown, verbose=args.verbose))
     record_good(report, args)
     return report.exit_code
 
@@ -450,7 +441,6 @@ def cmd_probe(args: argparse.Namespace) -> int:
     from cudoctor.commands import probe_fact
     from cudoctor.fixes import checked
     from cudoctor.model import Report, Snapshot
-    from cudoctor.render import documents, text
 
     if args.stress < 0 or args.timeout <= 0:
         raise InputError("--stress must be >= 0 and --timeout > 0")
@@ -462,12 +452,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
     snap.add(probe_fact(args.framework, args.stress, args.timeout, target))
     probe_checks = [c.id for c in all_checks() if c.layer == LAYER]
     report = Report(snap, checked(snap, only=probe_checks))
-    if args.format == "json":
-        sys.stdout.write(documents.dumps(documents.report_json(report)))
-    elif args.format == "markdown":
-        sys.stdout.write(documents.report_markdown(report))
-    else:
-        sys.stdout.write(text.render(report, only_areas=("Probes",)))
+    sys.stdout.write(render.emit("probe", args.format, report))
     return report.exit_code
 
 

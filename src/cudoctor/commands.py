@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from cudoctor import store
+from cudoctor import render, store
 from cudoctor.inputs import InputError
 from cudoctor.model import CheckResult, Report, Snapshot
 from cudoctor.redact import Redactor
@@ -185,15 +184,7 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
             print(f"saved snapshot {sid}" + (f" ({args.label})" if args.label else "") + f" to {db}")
             return 0
         if args.action == "list":
-            rows = store.entries(db, args.limit)
-            if args.format == "json":
-                print(json.dumps([dataclasses.asdict(e) for e in rows], indent=2))
-            else:
-                print(f"{'id':>5}  {'created':25}  {'label':16}  {'good':4}  findings  host  environment")
-                for e in rows:
-                    print(
-                        f"{e.id:>5}  {e.created:25}  {(e.label or ''):16}  {'yes' if e.good else '':4}  {e.findings:>8}  {e.host or ''}  {e.env or '?'}"
-                    )
+            sys.stdout.write(render.emit("snapshot-list", args.format, store.entries(db, args.limit)))
             return 0
         if args.ref == "good":  # of the environment `check` would inspect now
             target = target_for(args)
@@ -202,57 +193,30 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
             entry, snap = store.load(db, args.ref)
     except store.StoreError as exc:
         raise InputError(str(exc)) from None
-    from cudoctor.render import documents, text
-
-    report = build_report(snap)
-    if args.format == "json":
-        sys.stdout.write(documents.dumps(documents.report_json(report)))
-    else:
-        print(
-            f"snapshot {entry.id}"
-            + (f" ({entry.label})" if entry.label else "")
-            + f", taken {entry.created} on {entry.host}"
-        )
-        sys.stdout.write(text.render(report))
+    sys.stdout.write(render.emit("snapshot-show", args.format, build_report(snap), entry=entry))
     return 0
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from cudoctor.diff import diff, render_text
+    from cudoctor.diff import diff
 
     db = db_path(args)
     a_name, a = resolve(args.a, db, args)
     b_name, b = resolve(args.b, db, args)
     d = diff(a, b)
-    if args.format == "json":
-        sys.stdout.write(json.dumps({"a": a_name, "b": b_name, **d.to_json()}, indent=2) + "\n")
-    else:
-        sys.stdout.write(render_text(d, a_name, b_name))
+    sys.stdout.write(render.emit("diff", args.format, {"a": a_name, "b": b_name, **d.to_json()}))
     return 1 if d.appeared and any(f["severity"] == "error" for f in d.appeared) else 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from cudoctor.render import documents
-
     snap = snapshot_for(args)
     report = build_report(snap)
     if getattr(args, "log", None):  # a run's output (cudoctor run --save), explained with these facts
         from cudoctor.explainer.command import explain_file
 
         report.extra["log"] = {"file": os.path.basename(args.log), **explain_file(args.log, snap)}
-    shared = report if args.no_redact else redacted(report)
-    if args.format == "json":
-        out = documents.dumps(documents.report_json(shared))
-    elif args.format == "html":
-        from cudoctor.render.html import report_html
-
-        out = report_html(shared, shared.snapshot.to_json())
-    else:
-        out = documents.report_markdown(shared)
-        if "log" in shared.extra:
-            from cudoctor.explainer.command import to_markdown
-
-            out += f"\n### The log ({shared.extra['log']['file']})\n\n" + to_markdown(shared.extra["log"])
+    shared = redacted(report) if render.redacts("report", args.format) and not args.no_redact else report
+    out = render.emit("report", args.format, shared)
     if args.out:
         try:
             with open(args.out, "w", encoding="utf-8") as fh:
@@ -305,10 +269,7 @@ def cmd_fleet(args: argparse.Namespace) -> int:
     else:
         raise InputError("say where the nodes are: --ray ADDRESS, or aggregate PATH ...")
     result = analysis.analyse(reports)
-    if args.format == "json":
-        sys.stdout.write(json.dumps(result.to_json(), indent=2) + "\n")
-    else:
-        sys.stdout.write(analysis.render_text(result))
+    sys.stdout.write(render.emit("fleet", args.format, result))
     bad = (
         result.outliers
         or result.failed

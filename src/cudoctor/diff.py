@@ -6,9 +6,7 @@ import dataclasses
 from typing import Any
 
 from cudoctor.checks import run_checks
-from cudoctor.model import Snapshot
-
-FRAMEWORKS = ("torch", "tensorflow", "jax", "cupy")
+from cudoctor.model import FRAMEWORKS, Snapshot
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,11 +42,6 @@ class Diff:
             "findings_appeared": self.appeared,
             "findings_gone": self.gone,
         }
-
-
-def diff_from_json(data: dict[str, Any]) -> Diff:
-    changes = [Change(c["layer"], c["key"], c["before"], c["after"]) for c in data.get("changes", [])]
-    return Diff(changes, list(data.get("findings_appeared", [])), list(data.get("findings_gone", [])))
 
 
 def _s(value: Any) -> str | None:
@@ -112,21 +105,3 @@ def diff(before: Snapshot, after: Snapshot) -> Diff:
 def _findings(snap: Snapshot) -> dict[tuple[str, str], dict[str, str]]:
     found = [f for r in run_checks(snap) for f in r.findings]
     return {(f.id, f.title): {"id": f.id, "severity": f.severity.value, "title": f.title} for f in found}
-
-
-def render_text(d: Diff, a_name: str, b_name: str) -> str:
-    out = [f"cudoctor diff: {a_name} -> {b_name}"]
-    if not d.changes and not d.appeared and not d.gone:
-        return out[0] + "\nNo differences.\n"
-    layer = None
-    for c in d.changes:
-        if c.layer != layer:
-            layer = c.layer
-            out.append(f"\n{layer}:")
-        mark = {"added": "+", "removed": "-", "changed": "~"}[c.kind]
-        out.append(f"  {mark} {c.key}: {c.before or '(none)'} -> {c.after or '(none)'}")
-    if d.appeared or d.gone:
-        out.append("\nFindings:")
-        out += [f"  + [{f['severity']}] {f['title']}  [{f['id']}]" for f in d.appeared]
-        out += [f"  - [{f['severity']}] {f['title']}  [{f['id']}]" for f in d.gone]
-    return "\n".join(out) + "\n"

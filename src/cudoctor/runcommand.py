@@ -45,7 +45,8 @@ def run_and_explain(args: argparse.Namespace) -> int:
         return 127
     if outcome.status == 0:
         return 0
-    from cudoctor.explainer.command import explain_output, to_brief
+    from cudoctor.explainer.command import explain_output
+    from cudoctor.render.explanation import to_brief
 
     live = not args.no_live
     if live and target is None:  # the default environment is chosen only when there is a failure to explain

@@ -95,7 +95,7 @@ def _doc(log: str, live: bool) -> dict[str, Any]:
 
 def test_this_machines_finding_the_log_does_not_point_to_is_listed_apart_never_ranked() -> None:
     """Issue 40, point 4: this machine's driver is too old for its build; the log is an out-of-memory."""
-    from cudoctor.explainer.command import to_markdown, to_text
+    from cudoctor.render.explanation import to_markdown, to_text
 
     doc = _doc(OOM, live=True)
     assert doc["causes"][0]["id"] == "gpu-oom"

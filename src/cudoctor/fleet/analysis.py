@@ -14,7 +14,7 @@ from typing import Any
 
 from cudoctor import textfiles
 from cudoctor.inputs import InputError
-from cudoctor.model import Snapshot, check_schema
+from cudoctor.model import FRAMEWORKS, Snapshot, check_schema
 
 FINGERPRINT_ENV = (
     "LD_LIBRARY_PATH",
@@ -30,7 +30,6 @@ FINGERPRINT_ENV = (
     "CUBLAS_WORKSPACE_CONFIG",
     "TF_DETERMINISTIC_OPS",
 )
-FRAMEWORKS = ("torch", "tensorflow", "jax", "cupy")
 
 
 @dataclasses.dataclass
@@ -217,28 +216,3 @@ def load_reports(paths: Iterable[str]) -> list[NodeReport]:
         if seen[r.node] > 1:
             r.node = r.node_id
     return reports
-
-
-def render_text(result: FleetResult) -> str:
-    total = sum(len(g.nodes) for g in result.groups) + len(result.failed)
-    out = [
-        f"cudoctor fleet: {total} node(s), {len(result.groups)} configuration(s), {len(result.failed)} without an answer"
-    ]
-    for i, g in enumerate(result.groups, 1):
-        errors = sum(f["severity"] == "error" for f in g.findings)
-        out.append(
-            f"\n[{i}] {len(g.nodes)} node(s): {', '.join(g.nodes[:6])}{' ...' if len(g.nodes) > 6 else ''}"
-        )
-        out += [f"    {k}: {v}" for k, v in g.fingerprint.items()]
-        out.append(f"    findings: {len(g.findings)} ({errors} error(s))")
-        out += [
-            f"      {'x' if f['severity'] == 'error' else '!'} {f['title']}  [{f['id']}]"
-            for f in g.findings[:8]
-        ]
-    if result.outliers:
-        out.append("\nOdd ones out:")
-        out += [f"  {o['text']}" for o in result.outliers]
-    if result.failed:
-        out.append("\nNo answer:")
-        out += [f"  {f.node}: {f.status}: {f.error}" for f in result.failed]
-    return "\n".join(out) + "\n"

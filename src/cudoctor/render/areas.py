@@ -8,9 +8,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from cudoctor.model import Finding, Report, Severity, Snapshot
-
-FRAMEWORK_LABEL = {"torch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX", "cupy": "CuPy"}
+from cudoctor.model import FRAMEWORK_LABEL, Finding, Report, Severity, Snapshot
 
 
 @dataclasses.dataclass

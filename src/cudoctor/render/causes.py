@@ -140,9 +140,6 @@ def document(rows: list[dict[str, Any]], pages: list[dict[str, Any]]) -> str:
     return "\n".join(out) + "\n" + "".join("\n" + page_markdown(p, level=2) for p in pages)
 
 
-LISTING: dict[str, Callable[[list[dict[str, Any]]], str]] = {"text": listing_text, "json": as_json}
-PAGE: dict[str, Callable[[dict[str, Any]], str]] = {
-    "text": page_text,
-    "json": as_json,
-    "markdown": page_markdown,
-}
+def reference(rows: list[dict[str, Any]], describe: Callable[[str], dict[str, Any]]) -> str:
+    """`cudoctor causes --format markdown`: the whole reference (docs/causes.md), each page from `describe`."""
+    return document(rows, [describe(r["id"]) for r in rows])

@@ -1,4 +1,4 @@
-"""JSON and Markdown documents for a Report (check) and for an explanation (explain)."""
+"""JSON and Markdown documents for a Report (check, probe, report), and JSON for any document."""
 
 from __future__ import annotations
 
@@ -24,8 +24,13 @@ def report_json(report: Report) -> dict[str, Any]:
     }
 
 
-def dumps(data: dict[str, Any]) -> str:
+def dumps(data: Any) -> str:
+    """A document that is JSON data, as every --format json prints it."""
     return json.dumps(data, indent=2, sort_keys=False, default=str) + "\n"
+
+
+def report_json_text(report: Report) -> str:
+    return dumps(report_json(report))
 
 
 def _md_finding(f: Finding) -> list[str]:
@@ -79,4 +84,10 @@ def report_markdown(report: Report) -> str:
         "</details>",
         "",
     ]
-    return "\n".join(lines)
+    out = "\n".join(lines)
+    if "log" in report.extra:  # cudoctor report --log: the log, explained with the report's facts
+        from cudoctor.render.explanation import to_markdown
+
+        log = report.extra["log"]
+        out += f"\n### The log ({log['file']})\n\n" + to_markdown(log)
+    return out

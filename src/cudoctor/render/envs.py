@@ -52,3 +52,8 @@ def table(rows: Sequence[dict[str, Any]], odd: Sequence[dict[str, Any]], root: s
         out.append(f"\n(note: {note})")
     out.append("\ncudoctor check --python ENV shows one of them in full.")
     return "\n".join(out) + "\n"
+
+
+def text(doc: dict[str, Any]) -> str:
+    """`cudoctor check --all-envs`: its JSON document as the table."""
+    return table(doc["envs"], doc["odd_ones"], doc["root"], doc["note"] or "")

@@ -192,7 +192,8 @@ def _related_count(area: Area) -> str:
     return f" (+{len(area.related)} under {_e(where)})"
 
 
-def report_html(report: Report, redacted_snapshot: dict[str, Any]) -> str:
+def page(report: Report) -> str:
+    """`cudoctor report --format html` (the command has redacted the report unless told not to)."""
     snap = report.snapshot
     found = report.findings
     rows = "".join(
@@ -209,6 +210,6 @@ def report_html(report: Report, redacted_snapshot: dict[str, Any]) -> str:
     ]
     if charts:
         body.append(f"<h2>Charts</h2>{charts}")
-    facts = _e(json.dumps(redacted_snapshot, indent=1, default=str))
+    facts = _e(json.dumps(snap.to_json(), indent=1, default=str))
     body.append(f"<details><summary>All facts (cudoctor snapshot)</summary><pre>{facts}</pre></details>")
     return f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>cudoctor report</title><style>{CSS}</style></head><body>{"".join(body)}</body></html>\n'

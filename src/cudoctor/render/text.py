@@ -98,6 +98,25 @@ def render(
     return "\n".join(out) + "\n"
 
 
+def check_report(report: Report, verbose: bool = False) -> str:
+    """What `cudoctor check` prints: the areas, then whether the run was partial, then what changed
+    since the snapshot --since named."""
+    out = render(report, verbose=verbose)
+    if "partial" in report.extra:
+        out += f"(a partial run: {report.extra['partial']}; not recorded as last known good)\n"
+    if "since" in report.extra:
+        from cudoctor.render.diff import text as diff_text
+
+        since = report.extra["since"]
+        out += "\n" + diff_text({**since, "a": since["ref"], "b": "now"})
+    return out
+
+
+def probe_report(report: Report) -> str:
+    """What `cudoctor probe` prints: the Probes area alone."""
+    return render(report, only_areas=("Probes",))
+
+
 def _scalar(value: object) -> str:
     if isinstance(value, dict):
         return ", ".join(f"{k}={_scalar(v)}" for k, v in value.items())
