@@ -75,3 +75,16 @@ def test_missing_facts() -> None:
         run_check("arch-unsupported", stated({"framework_version": "torch 2.5.1+cu124"})).outcome == "unknown"
     )
     assert run_check("arch-unsupported", stated({"gpu": "RTX 3090"})).outcome == "ok"  # no CUDA framework
+
+
+MIN_37 = "PyTorch no longer supports this GPU because it is too old. The minimum cuda capability supported by this library is 3.7."
+
+
+def test_a_gpu_below_the_minimum_the_frameworks_message_states() -> None:
+    below = stated({"gpu": "GeForce GTX 660 Ti", "framework_version": "PyTorch (conda env)", "other": MIN_37})
+    r = run_check("arch-unsupported", below)
+    assert finding_ids(r) == ["arch-unsupported"] and "3.7 and newer" in r.findings[0].title
+    above = stated({"gpu": "GTX 1080", "framework_version": "PyTorch (conda env)", "other": MIN_37})
+    assert finding_ids(run_check("arch-unsupported", above)) == []
+    no_floor = stated({"gpu": "GeForce GTX 660 Ti", "framework_version": "PyTorch (conda env)"})
+    assert finding_ids(run_check("arch-unsupported", no_floor)) == []  # nothing known of the build

@@ -429,3 +429,48 @@ def test_a_bare_cuda_major_from_11_on_is_a_build_cuda() -> None:
     """libcudart.so.12 names CUDA 12 without a minor; before 11 a bare '10' says too little."""
     assert from_stated({"framework_cuda": "12"}, "tensorflow").value("framework.tensorflow")["cuda"] == "12"
     assert from_stated({"framework_cuda": "10"}, "tensorflow").value("framework.tensorflow")["cuda"] is None
+
+
+def test_a_gpu_written_as_its_bare_model_number() -> None:
+    gpus = lambda text: [(g["name"], g["cc"]) for g in from_stated({"gpu": text}).value("gpu.devices") or []]  # noqa: E731
+    assert gpus("3090") == [("3090", "8.6")]
+    assert gpus("gpu 3090") == [("gpu 3090", "8.6")]
+    assert gpus("5070 Ti Laptop GPU") == [("5070 Ti Laptop GPU", "12.0")]
+    assert gpus("GPU: 960M") == [("GPU: 960M", "5.2")]
+    assert gpus("1080 Ti") == [("1080 Ti", "6.1")]
+    assert gpus("GeForce GT 750M major: 3 minor: 0") == [("GeForce GT 750M major: 3 minor: 0", "3.0")]
+    assert gpus("750") == [] and gpus("2") == []  # not a model
+
+
+def test_a_frameworks_message_pasted_into_the_facts_states_facts() -> None:
+    torch_floor = from_stated(
+        {
+            "gpu": "GeForce GT 720",
+            "framework_version": "torch (voice-changer client)",
+            "other": "Found GPU0 GeForce GT 720 which is of cuda capability 3.5. PyTorch no longer supports this GPU "
+            "because it is too old. The minimum cuda capability supported by this library is 3.7.",
+        }
+    )
+    assert torch_floor.value("framework.torch")["min_cc"] == "3.7"
+    assert torch_floor.value("gpu.devices")[0]["cc"] == "3.5"  # the table does not know a GT 720
+    tf_floor = from_stated(
+        {"framework_version": "tensorflow", "other": "The minimum required Cuda capability is 3.5."}
+    )
+    assert tf_floor.value("framework.tensorflow")["min_cc"] == "3.5"
+    driver = from_stated(
+        {"other": "AssertionError: The NVIDIA driver on your system is too old (found version 10000)."}
+    )
+    assert driver.value("driver.cuda_version") == "10.0"
+    stated_driver = from_stated(
+        {
+            "driver": "535.104.05",
+            "other": "The NVIDIA driver on your system is too old (found version 10000).",
+        }
+    )
+    assert stated_driver.value("driver.cuda_version") == "12.2"  # what the facts say wins
+    assert (
+        from_stated({"other": "the driver was updated; found version 12.2 of the toolkit"}).value(
+            "driver.cuda_version"
+        )
+        is None
+    )

@@ -29,10 +29,31 @@ def arch_unsupported(snap: Snapshot) -> list[Finding]:
             if hit:
                 out.append(hit)
         for name, info in view.frameworks(snap):
-            hit = _no_build_fits(gpu, cc, name, info)
-            if hit:
+            hit = _no_build_fits(gpu, cc, name, info) or _below_said_floor(gpu, cc, name, info)
+            if hit and not any(f.subject == name and f.id == hit.id for f in out):
                 out.append(hit)
     return out
+
+
+def _below_said_floor(
+    gpu: dict[str, Any], cc: versions.Version, name: str, info: dict[str, Any]
+) -> Finding | None:
+    """The framework's own message, pasted into the facts, names the lowest compute capability its build
+    supports ('The minimum cuda capability supported by this library is 3.7'), and the GPU is below it."""
+    floor = versions.cc_tuple(info.get("min_cc"))
+    if floor is None or cc >= floor:
+        return None
+    return finding(
+        "arch-unsupported",
+        "arch-unsupported",
+        Severity.ERROR,
+        f"{gpu.get('name', 'GPU')} (compute capability {versions.cc_str(cc)}) is too old for {view.describe(name, info)}: "
+        f"its build supports compute capability {versions.cc_str(floor)} and newer, as its own message says",
+        LAYER,
+        evidence=[f"the framework's message: minimum compute capability {versions.cc_str(floor)}"],
+        fix=[_arch_fix(name, cc)],
+        subject=name,
+    )
 
 
 def _no_build_fits(

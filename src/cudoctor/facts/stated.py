@@ -64,7 +64,7 @@ def split_gpus(text: str) -> list[str]:
     for p in parts:
         count = re.match(r"^(\d+)\s*[x×]\s*", p.strip())
         p = p.strip()[count.end() :] if count else p.strip()
-        if p and re.search(r"[a-zA-Z]", p):
+        if p and (re.search(r"[a-zA-Z]", p) or re.fullmatch(r"[1-9]\d{3}", p)):  # '3090' alone is a GeForce
             out += [p] * min(versions.integer(count.group(1)) if count else 1, MAX_STATED_GPUS)
     return out[:MAX_STATED_GPUS]
 
@@ -84,13 +84,41 @@ def gpu_memory(written: str) -> tuple[str, int | None]:
     return name or written, versions.integer(m.group(1)) * 1024
 
 
+# A compute capability as tools print it beside a GPU: TensorFlow's 'major: 3 minor: 0', PyTorch's 'which is
+# of cuda capability 3.5', TensorFlow's 'compute capability: 8.6' and 'with Cuda compute capability 3.0'.
+CC_SAID = re.compile(
+    r"\bmajor:\s*(\d+)\s*minor:\s*(\d+)|(?:which is of cuda capability|compute capability:?)\s*(\d+\.\d+)",
+    re.I,
+)
+
+
+def cc_said(text: str) -> str | None:
+    m = CC_SAID.search(text)
+    if m is None:
+        return None
+    return f"{m.group(1)}.{m.group(2)}" if m.group(1) else m.group(3)
+
+
+def _model_cc(name: str) -> tuple[str, str] | None:
+    """The compute capability of a GPU written any usual way, a bare model number too ('3090',
+    '5070 Ti Laptop GPU', 'GPU: 960M'): in the gpu field it is a GeForce, RTX from the 20 series on."""
+    hit = knowledge.gpu_cc(name)
+    bare = re.fullmatch(r"(?:gpu:?\s*)?(\d{3,4}\s*(?:ti|m|super|laptop|gpu|\s)*)", name.strip(), re.I)
+    if hit is None and bare:
+        for series in ("RTX", "GTX"):
+            hit = knowledge.gpu_cc(f"{series} {bare.group(1)}")
+            if hit:
+                break
+    return hit
+
+
 def gpu_facts(gpu: str, cc_text: str) -> list[Fact]:
     names = split_gpus(gpu) if gpu else []
-    stated_cc = versions.cc_tuple(cc_text) if cc_text else None
+    stated_cc = versions.cc_tuple(cc_text or cc_said(gpu) or "") if (cc_text or cc_said(gpu)) else None
     devices = []
     for i, written in enumerate(names or ["GPU"]):
         name, memory = gpu_memory(written)
-        hit = knowledge.gpu_cc(name)
+        hit = _model_cc(name)
         cc = versions.cc_str(stated_cc) if stated_cc else (hit[0] if hit else None)
         if not names and cc is None:
             continue
@@ -308,6 +336,39 @@ def _stated_archs(snap: Snapshot, text: str) -> None:
     snap.add(known(f"framework.{name}", info, "stated:other"))
 
 
+# What a framework's own message says, pasted into the facts: the lowest GPU its build supports (PyTorch's
+# "The minimum cuda capability supported by this library is 3.7" / "that we support is 3.5", TensorFlow's
+# "The minimum required Cuda capability is 3.5"), and the driver's CUDA ("The NVIDIA driver on your system
+# is too old (found version 11040)").
+MIN_CC_SAID = re.compile(
+    r"minimum (?:required )?cuda capability (?:supported by this library |that we support )?is (\d+\.\d+)",
+    re.I,
+)
+DRIVER_FOUND_SAID = re.compile(r"driver\b[^.]{0,60}?too old \(found version (\d{4,5})\)", re.I)
+
+
+def _said(snap: Snapshot, text: str) -> None:
+    """Facts a framework's message states, where the facts do not already hold them."""
+    floor = MIN_CC_SAID.search(text)
+    if floor:
+        names = [k.split(".", 1)[1] for k in snap.facts if k.startswith("framework.")]
+        name = "tensorflow" if re.search(r"required cuda capability", text, re.I) else "torch"
+        name = names[0] if len(names) == 1 else name
+        info = dict(
+            snap.value(f"framework.{name}") or {"version": None, "cuda": None, "stated": floor.group(0)}
+        )
+        info["min_cc"] = floor.group(1)
+        snap.add(known(f"framework.{name}", info, "stated:other (the framework's message)"))
+    cc = cc_said(text)
+    gpus = snap.value("gpu.devices") or []
+    if cc and gpus and not gpus[0].get("cc"):
+        snap.add(known("gpu.devices", [{**gpus[0], "cc": cc}, *gpus[1:]], "stated:gpu, other"))
+    found = DRIVER_FOUND_SAID.search(text)
+    if found and snap.value("driver.cuda_version") is None:
+        cuda = versions.cuda_from_int(versions.integer(found.group(1)))
+        snap.add(known("driver.cuda_version", cuda, "stated:other (the framework's message)"))
+
+
 def _torch_cpu_said(snap: Snapshot, text: str) -> None:
     """collect_env's 'CUDA used to build PyTorch: None' (or 'Could not collect') quoted in the prose:
     the stated torch is a build without CUDA."""
@@ -409,6 +470,7 @@ def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) ->
             snap.add(fact)
     _stated_archs(snap, get("framework_version") + "\n" + get("other"))
     _torch_cpu_said(snap, get("other"))
+    _said(snap, get("other"))
     _jax_on_cpu(snap, get("other"))
     _cpu_without_avx(snap, " ".join([get("other"), get("os"), get("container")]))
     _stated_packages(snap, get("framework_version") + "\n" + get("other"))
