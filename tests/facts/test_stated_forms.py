@@ -474,3 +474,29 @@ def test_a_frameworks_message_pasted_into_the_facts_states_facts() -> None:
         )
         is None
     )
+
+
+def test_jaxlib_builds_read_from_where_they_came_from() -> None:
+    """Before 0.4 a jaxlib from PyPI was the CPU build (CUDA ones carried +cudaNNN, from Google's index);
+    JAX's CUDA wheels are Linux's, so on native Windows it is the CPU build."""
+    pypi = from_stated({"framework_version": "jax==0.2.6, jaxlib==0.1.57 (pip)"}).value("framework.jax")
+    assert pypi["build"] == "cpu" and "PyPI" in pypi["build_inferred"]
+    tagged = from_stated({"framework_version": "jaxlib==0.1.57+cuda101 (pip)"}).value("framework.jax")
+    assert tagged["build"] == "cuda"
+    newer = from_stated({"framework_version": "jax==0.4.30, jaxlib==0.4.30 (pip)"}).value("framework.jax")
+    assert newer["build"] != "cpu"  # from 0.4 the CUDA parts may come from elsewhere: not known
+    windows = from_stated({"framework_version": "jax = 0.4.13", "os": "Windows 11"}).value("framework.jax")
+    assert windows["build"] == "cpu"
+    wsl = from_stated({"framework_version": "jax = 0.4.13", "os": "Windows 11, WSL2 Ubuntu"}).value(
+        "framework.jax"
+    )
+    assert wsl["build"] != "cpu"
+
+
+def test_versions_written_the_way_tools_print_them() -> None:
+    torch = from_stated({"framework_version": "PyTorch version: 1.12.1 (CUDA used to build PyTorch: 11.6)"})
+    assert torch.value("framework.torch")["cuda"] == "11.6"
+    assert from_stated({"cudnn": "v8.0.1"}).value("cudnn.versions") == ["8.0.1"]
+    assert from_stated({"cudnn": "libcudnn.so.5.1.10 only"}).value("cudnn.versions") == ["5.1.10"]
+    driver = from_stated({"other": "torch._C._cuda_getDriverVersion() returns 9010"})
+    assert driver.value("driver.cuda_version") == "9.1"

@@ -181,6 +181,13 @@ def framework_facts(
             info["cuda_if_gpu"] = row["cuda"]
     if name == "tensorflow" and native_windows:
         info = stated_builds.tf_on_native_windows(info)
+    if name == "jax" and native_windows and not stated_builds.JAX_TAG.search(version_text):
+        info = {  # JAX's CUDA wheels are Linux's (WSL2's); a native Windows jaxlib is the CPU build
+            **info,
+            "build": "cpu",
+            "cuda": None,
+            "build_inferred": knowledge.table("jax")["native_windows"]["source"].split(" (")[0],
+        }
     version = info["version"]
     # PyPI's torch wheels for Windows are CPU-only and the CUDA ones carry +cuXXX, so an untagged
     # version there says nothing sure about the build: the Linux default is not assumed
@@ -238,7 +245,9 @@ def cudnn_versions(text: str) -> list[str]:
     """'8.9.2' as written; 8902 or 90100 (torch.backends.cudnn.version(), TF's 'Loaded cuDNN version') as 8.9.2, 9.1.0.
     Versions in parentheses after one written outside them are remarks ('8.0.4 (after upgrading to 8.1.0)',
     '5005 (compatibility version 5000)'), not other copies."""
-    text = re.sub(r"\bcu?dnn\s*v?(?=\d)", " ", text, flags=re.I)  # 'cudnn8', 'cuDNN v8.9'
+    text = re.sub(
+        r"\bcu?dnn\s*v?(?=\d)|\blibcudnn\.so\.|(?<![\w.])v(?=\d)", " ", text, flags=re.I
+    )  # 'cudnn8', 'cuDNN v8.9', 'v8.0.1'
     found = outside_remarks(r"(?<![\w.])\d+(?:\.\d+)*", text)
     return [(versions.cudnn_from_int(v) if len(v) >= 4 else None) or v for v in found]
 
@@ -344,7 +353,11 @@ MIN_CC_SAID = re.compile(
     r"minimum (?:required )?cuda capability (?:supported by this library |that we support )?is (\d+\.\d+)",
     re.I,
 )
-DRIVER_FOUND_SAID = re.compile(r"driver\b[^.]{0,60}?too old \(found version (\d{4,5})\)", re.I)
+DRIVER_FOUND_SAID = re.compile(
+    r"driver\b[^.]{0,60}?too old \(found version (\d{4,5})\)|(?:getDriverVersion|cudaDriverGetVersion)\(\)\s*"
+    r"(?:returns|=|->|:)\s*(\d{4,5})\b",
+    re.I,
+)
 
 
 def _said(snap: Snapshot, text: str) -> None:
@@ -365,7 +378,7 @@ def _said(snap: Snapshot, text: str) -> None:
         snap.add(known("gpu.devices", [{**gpus[0], "cc": cc}, *gpus[1:]], "stated:gpu, other"))
     found = DRIVER_FOUND_SAID.search(text)
     if found and snap.value("driver.cuda_version") is None:
-        cuda = versions.cuda_from_int(versions.integer(found.group(1)))
+        cuda = versions.cuda_from_int(versions.integer(found.group(1) or found.group(2)))
         snap.add(known("driver.cuda_version", cuda, "stated:other (the framework's message)"))
 
 

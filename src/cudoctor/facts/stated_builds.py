@@ -54,7 +54,9 @@ def cudnn_built_with(text: str) -> str | None:
     return written if "." in written else versions.cudnn_from_int(written)
 
 
-CUDA_WRITTEN = re.compile(r"(?<![\w.])CUDA\s*v?(\d{1,2}\.\d)(?:\.\d+)?(?![\d.])", re.I)
+CUDA_WRITTEN = re.compile(
+    r"(?<![\w.])CUDA(?: used to build PyTorch:)?\s*v?(\d{1,2}\.\d)(?:\.\d+)?(?![\d.])", re.I
+)  # collect_env's line too
 NO_CUDA = re.compile(
     r"^\s*(?:none|could not collect|cpu|n/a|false)\s*$", re.I
 )  # a build's CUDA, as tools print "none"
@@ -135,6 +137,7 @@ def framework_info(version_text: str, cuda_text: str, hint: str | None) -> tuple
     info["build"] = (
         "cpu"
         if CPU_WORD.search(version_text)
+        or info.get("build") == "cpu"  # read so above (a tagless jaxlib from PyPI)
         or row.get("build") == "cpu"
         or NO_CUDA.match(cuda_text or "x")
         or CPU_SAID.search(version_text)
@@ -169,6 +172,17 @@ def _jax(text: str, info: dict[str, Any]) -> None:
     if jaxlib:
         info["jaxlib"] = jaxlib
     tag = JAX_TAG.search(jaxlib or "") or JAX_TAG.search(text)
+    old = knowledge.table("jax")["pypi_jaxlib"]
+    pinned = re.search(r"jaxlib\s*==|\bpip\b|pypi", text, re.I)
+    tagless = (
+        jaxlib
+        and "+" not in jaxlib
+        and not re.search(r"jax\[cuda|cuda\d*[-_]plugin|jax_releases", text, re.I)
+    )
+    if jaxlib and tagless and pinned and versions.satisfies(jaxlib, f"<{old['cpu_before']}"):
+        info["build"] = "cpu"  # framework_info keeps a build set here
+        info["build_inferred"] = f"jaxlib {jaxlib} from PyPI: {old['source'].split(';')[0]}"
+        return
     if tag:
         info["cuda"] = cuda_from_digits(tag.group(1))
         if tag.group(2):
