@@ -2,22 +2,27 @@
 
     python bench/run.py                 # all benchmarks (writes a 1 GB log under bench/out/)
     python bench/run.py check           # cudoctor check vs python -m torch.utils.collect_env
-    python bench/run.py explain --size-mb 200
+    python bench/run.py explain --size-mb 300   # explain vs grep -F -i -c -f anchors, same log, same run
+    python bench/run.py sizes           # the same at 10, 100, 300 and 1024 MB (writes 1.4 GB under bench/out/)
     python bench/run.py oneline         # a 200 MB log with no newline: time and peak memory
     python bench/run.py api             # guard() overhead on 10,000 small matmuls; import time
     python bench/run.py probe           # probe harness overhead (start to result, imports excluded)
     python bench/run.py fleet           # fleet aggregate over 10,000 reports
     python bench/run.py run --size-mb 1024  # cudoctor run -- CMD vs CMD alone, on a command printing 1 GB
     python bench/run.py patterns        # each log pattern's slowest search of a hostile line
-    python bench/run.py anchors --size-mb 100  # explain's scan time with 100 to 3,000 more anchors
+    python bench/run.py anchors --size-mb 100  # explain's time with 100 to 3,000 more anchors
 
 Wall times are medians of several runs of the whole command (process start included); peak
-memory is the child's max RSS from getrusage.
+memory is the child's max RSS from getrusage. Where two commands are compared, their runs alternate
+(a busy machine slows both alike), each after one warm-up run with the log in the page cache; every
+command's output goes to a pipe that is read (GNU grep stops at the first match when its output is
+/dev/null, so a `-c` count sent there measures a fraction of the scan).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import random
 import resource
@@ -60,12 +65,26 @@ def median_time(
     return statistics.median(times), times, rc
 
 
-def timed_peak(argv: Sequence[str], env: dict[str, str] | None = None) -> tuple[float, float, int]:
-    """Wall seconds and peak RSS (MiB) of one child, measured with wait4."""
+def timed(argv: Sequence[str], env: dict[str, str] | None = None) -> tuple[float, float, float, int]:
+    """Wall seconds, CPU seconds (user + system) and peak RSS (MiB) of one child, measured with wait4,
+    and its exit code; its output is read from a pipe and thrown away (a command may behave
+    differently when its output is /dev/null)."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    assert proc.stdout is not None
+    while proc.stdout.read(1 << 16):
+        pass
+    proc.stdout.close()
     _, status, usage = os.wait4(proc.pid, 0)
-    return time.perf_counter() - t0, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - t0
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode
+
+
+def timed_peak(argv: Sequence[str], env: dict[str, str] | None = None) -> tuple[float, float, int]:
+    """Wall seconds and peak RSS (MiB) of one child, and its exit code (see `timed`)."""
+    wall, _, peak, rc = timed(argv, env)
+    return wall, peak, rc
 
 
 def installed_env() -> dict[str, str]:
@@ -139,35 +158,115 @@ def write_log(path: str, size_mb: int, seed: int = 7) -> None:
                 inserted += 1
 
 
-def bench_explain(size_mb: int, keep: bool) -> None:
+def training_log(size_mb: int) -> str:
+    """bench/out/train-<size>mb.log, written unless it is there."""
     os.makedirs(OUT, exist_ok=True)
     log = os.path.join(OUT, f"train-{size_mb}mb.log")
     if not os.path.exists(log) or os.path.getsize(log) < (size_mb << 20):
         print(f"writing {log} ...", flush=True)
         write_log(log, size_mb)
+    return log
+
+
+def page_in(path: str) -> None:
+    """Read a file once, so that every timed run finds it in the page cache."""
+    with open(path, "rb", buffering=0) as fh:
+        while fh.read(8 << 20):
+            pass
+
+
+def spread(times: Sequence[float]) -> str:
+    return f"median {statistics.median(times):.2f} s (min {min(times):.2f}, max {max(times):.2f}, n={len(times)})"
+
+
+@dataclasses.dataclass
+class Versus:
+    """Wall and CPU times of explain and of grep on one log (alternating runs), explain's peak RSS.
+    On a shared machine CPU time moves less than wall time when others' work comes and goes."""
+
+    grep: list[float]
+    explain: list[float]
+    grep_cpu: list[float]
+    explain_cpu: list[float]
+    peak: float
+
+    @property
+    def ratio(self) -> float:
+        return statistics.median(self.explain) / statistics.median(self.grep)
+
+    @property
+    def paired(self) -> float:
+        return statistics.median(e / g for e, g in zip(self.explain, self.grep, strict=True))
+
+    @property
+    def cpu_ratio(self) -> float:
+        return statistics.median(self.explain_cpu) / statistics.median(self.grep_cpu)
+
+
+def explain_vs_grep(log: str, runs: int) -> Versus:
+    """`cudoctor explain LOG` against `grep -F -i -c -f ANCHORS LOG` (the signatures' anchors)."""
     from cudoctor.explainer import signatures
 
-    anchor_set = set(signatures.anchor_index())
     anchors = os.path.join(OUT, "anchors.txt")
     with open(anchors, "w") as fh:
-        fh.write("\n".join(sorted(anchor_set)) + "\n")
-    grep = shutil.which("grep") or "grep"
-    g_times = [timed_peak([grep, "-F", "-i", "-c", "-f", anchors, log])[0] for _ in range(3)]
+        fh.write("\n".join(sorted(signatures.anchor_index())) + "\n")
+    grep = [shutil.which("grep") or "grep", "-F", "-i", "-c", "-f", anchors, log]
+    explain = [sys.executable, "-m", "cudoctor", "explain", log, "--no-live", "--format", "json"]
     env = installed_env()
-    compile_package(env)
-    runs = [
-        timed_peak([sys.executable, "-m", "cudoctor", "explain", log, "--no-live", "--format", "json"], env)
-        for _ in range(3)
-    ]
-    g = statistics.median(g_times)
-    e = statistics.median(r[0] for r in runs)
-    peak = max(r[1] for r in runs)
-    print(f"log: {os.path.getsize(log) / 2**20:.0f} MiB, {len(anchor_set)} anchors")
-    print(f"grep -F -i -c -f anchors : median {g:.2f} s")
-    print(f"cudoctor explain         : median {e:.2f} s, peak RSS {peak:.0f} MiB")
-    print(f"ratio: explain takes {e / g:.2f}x grep's time")
+    page_in(log)
+    timed_peak(grep)
+    timed_peak(explain, env)  # warm-up: bytecode, the knowledge tables' and the prefilter's caches
+    g_runs, e_runs = [], []
+    for _ in range(runs):
+        g_runs.append(timed(grep))
+        e_runs.append(timed(explain, env))
+    return Versus(
+        [r[0] for r in g_runs],
+        [r[0] for r in e_runs],
+        [r[1] for r in g_runs],
+        [r[1] for r in e_runs],
+        max(r[2] for r in e_runs),
+    )
+
+
+def bench_explain(size_mb: int, keep: bool, runs: int) -> None:
+    log = training_log(size_mb)
+    compile_package(installed_env())
+    from cudoctor.explainer import signatures
+
+    r = explain_vs_grep(log, runs)
+    print(f"log: {os.path.getsize(log) / 2**20:.0f} MiB, {len(signatures.anchor_index())} anchors")
+    print(f"grep -F -i -c -f anchors : {spread(r.grep)}")
+    print(f"cudoctor explain         : {spread(r.explain)}, peak RSS {r.peak:.0f} MiB")
+    print(
+        f"ratio: explain takes {r.ratio:.2f}x grep's time (median of the paired runs' ratios {r.paired:.2f}x)"
+    )
+    print(
+        f"CPU (user + system): grep median {statistics.median(r.grep_cpu):.2f} s, explain "
+        f"{statistics.median(r.explain_cpu):.2f} s: {r.cpu_ratio:.2f}x"
+    )
     if not keep:
         os.remove(log)
+
+
+def bench_sizes(runs: int, keep: bool) -> None:
+    """explain against grep on generated logs of 10 MB to 1 GB: where the fixed costs (interpreter,
+    imports, tables, ranking, learned model, similar reports) stop mattering."""
+    compile_package(installed_env())
+    rows = []
+    for size_mb in (10, 100, 300, 1024):
+        log = training_log(size_mb)
+        r = explain_vs_grep(log, runs)
+        rows.append((size_mb, r))
+        print(
+            f"{size_mb:5d} MiB: grep {statistics.median(r.grep):6.2f} s, explain {statistics.median(r.explain):6.2f} s, "
+            f"ratio {r.ratio:.2f}x (paired {r.paired:.2f}x, CPU {r.cpu_ratio:.2f}x), explain peak RSS {r.peak:.0f} MiB",
+            flush=True,
+        )
+        if not keep:
+            os.remove(log)
+    worst = max(r.peak for _, r in rows)
+    print(f"explain's peak RSS over all sizes: {worst:.0f} MiB (median of {runs} alternating runs each)")
 
 
 def bench_oneline(size_mb: int) -> None:
@@ -322,43 +421,68 @@ def bench_run(size_mb: int, runs: int) -> None:
     print(f"ratio: run takes {ww / dw:.3f}x the wall time")
 
 
+# `cudoctor explain LOG --no-live --format json` with EXTRA synthetic anchors (that never hit) added to
+# the signatures' anchors before anything reads them: the whole command, as a person runs it
 ANCHOR_CURVE = """
-import random, string, sys, time
-from cudoctor.explainer import scan, signatures
+import random, string, sys
+from cudoctor.explainer import signatures
 real = signatures.anchor_index()
 rng = random.Random(3)
-extra = int(sys.argv[2])
 fake = {"zq" + "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(8, 18))) + " x": ()
-        for _ in range(extra)}
+        for _ in range(int(sys.argv[2]))}
 signatures.anchor_index = lambda: {**real, **fake}
-best = None
-for _ in range(3):
-    with open(sys.argv[1], "rb") as fh:
-        t = time.perf_counter()
-        scan.scan(fh)
-        took = time.perf_counter() - t
-    best = took if best is None else min(best, took)
-print(len(real) + extra, best)
+from cudoctor import cli
+sys.exit(cli.main(["explain", sys.argv[1], "--no-live", "--format", "json"]))
 """
 
 
-def bench_anchors(size_mb: int) -> None:
-    """explain's scan against the number of anchors: the real ones plus synthetic ones that never
-    hit (100 to 3,000 more), on one generated log; issue 43 wants it flat (within 20%)."""
-    os.makedirs(OUT, exist_ok=True)
-    log = os.path.join(OUT, f"train-{size_mb}mb.log")
-    if not os.path.exists(log) or os.path.getsize(log) < (size_mb << 20):
-        write_log(log, size_mb)
+def forget_databases() -> None:
+    """Remove the prefilter's kept databases (the next explain compiles its anchors again)."""
+    from cudoctor import knowledge
+
+    folder = knowledge.cache_dir("hyperscan")
+    if folder and os.path.isdir(folder):
+        for name in os.listdir(folder):
+            if name.endswith(".hsdb"):
+                os.remove(os.path.join(folder, name))
+
+
+def bench_anchors(size_mb: int, runs: int) -> None:
+    """explain against the number of anchors: the real ones plus synthetic ones that never hit (100 to
+    3,000 more), on one generated log, whole commands; issue 43 wants it flat (within 20%). A run
+    loads the prefilter's database kept by an earlier run; the first run after the anchors change
+    compiles it (timed apart, 3 runs each after removing the kept databases)."""
+    from cudoctor.explainer import signatures
+
+    log = training_log(size_mb)
     env = installed_env()
-    rows = []
-    for extra in (0, 100, 300, 1000, 3000):
-        out = subprocess.run(
-            [sys.executable, "-c", ANCHOR_CURVE, log, str(extra)], capture_output=True, text=True, env=env
-        ).stdout.split()
-        rows.append((int(out[0]), float(out[1])))
-    base = rows[0][1]
-    for count, took in rows:
-        print(f"{count:5d} anchors: scan of {size_mb} MiB {took:.2f} s ({took / base:.2f}x the real set)")
+    compile_package(env)
+    page_in(log)
+    extras = (0, 100, 300, 1000, 3000)
+    argv = {x: [sys.executable, "-c", ANCHOR_CURVE, log, str(x)] for x in extras}
+    cold: dict[int, list[float]] = {x: [] for x in extras}
+    for _ in range(3):
+        for x in extras:
+            forget_databases()
+            cold[x].append(timed_peak(argv[x], env)[0])
+    for x in extras:
+        timed_peak(argv[x], env)  # every count's database kept
+    times: dict[int, list[float]] = {x: [] for x in extras}
+    for _ in range(runs):  # counts alternate: a busy machine slows all alike
+        for x in extras:
+            times[x].append(timed_peak(argv[x], env)[0])
+    real = len(signatures.anchor_index())
+    base = statistics.median(times[0])
+    worst = 1.0
+    for x in extras:
+        med = statistics.median(times[x])
+        worst = max(worst, med / base)
+        print(
+            f"{real + x:5d} anchors (+{x:4d}): explain of {size_mb} MiB {spread(times[x])}, {med / base:.2f}x "
+            f"the real set; first run after a change (compiles): median {statistics.median(cold[x]):.2f} s"
+        )
+    flat = "yes" if worst <= 1.2 else "no"
+    print(f"flat within 20% from +0 to +3,000 anchors: {flat} (largest ratio {worst:.2f}x)")
 
 
 def bench_patterns() -> None:
@@ -395,14 +519,16 @@ def main() -> int:
     ap.add_argument(
         "what",
         nargs="*",
-        help="which benchmarks: check, explain, oneline, api, probe, fleet, run, patterns, anchors (default: all)",
+        help="which benchmarks: check, explain, sizes, oneline, api, probe, fleet, run, patterns, anchors (default: all)",
     )
-    ap.add_argument("--runs", type=int, default=7, help="runs per command for the check benchmark")
+    ap.add_argument(
+        "--runs", type=int, default=7, help="runs per command (check, explain, sizes, anchors, api)"
+    )
     ap.add_argument("--size-mb", type=int, default=1024, help="size of the generated training log")
     ap.add_argument("--keep", action="store_true", help="keep the generated log in bench/out/")
     args = ap.parse_args()
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    known = ["check", "explain", "oneline", "api", "probe", "fleet", "run", "patterns", "anchors"]
+    known = ["check", "explain", "sizes", "oneline", "api", "probe", "fleet", "run", "patterns", "anchors"]
     unknown = [w for w in args.what if w not in known]
     if unknown:
         ap.error(f"unknown benchmark(s): {', '.join(unknown)} (choose from {', '.join(known)})")
@@ -410,14 +536,15 @@ def main() -> int:
         print(f"== {what}")
         {
             "check": lambda: bench_check(args.runs),
-            "explain": lambda: bench_explain(args.size_mb, args.keep),
+            "explain": lambda: bench_explain(args.size_mb, args.keep, args.runs),
+            "sizes": lambda: bench_sizes(args.runs, args.keep),
             "oneline": lambda: bench_oneline(200),
             "api": lambda: bench_api(args.runs),
             "probe": lambda: bench_probe(args.runs),
             "fleet": lambda: bench_fleet(10_000),
             "run": lambda: bench_run(args.size_mb, 3),
             "patterns": bench_patterns,
-            "anchors": lambda: bench_anchors(min(args.size_mb, 200)),
+            "anchors": lambda: bench_anchors(min(args.size_mb, 200), args.runs),
         }[what]()
     return 0
 

@@ -1,8 +1,10 @@
 """Stream a log of any size through the signatures in constant memory.
 
-Bytes are read in chunks; a literal-anchor prefilter (Hyperscan when installed, else
-`bytes.find` per anchor) finds the few candidate lines, and only those are decoded,
-normalised and matched against the full signature patterns.
+Bytes are read in chunks into one reused buffer; a literal-anchor prefilter (Hyperscan when
+installed, its compiled database kept between runs by `hsdb`, else `bytes.find` per anchor) finds
+the few candidate lines, and only those are decoded, normalised and matched against the full
+signature patterns. Besides the prefilter, a chunk costs one `bytes.count` of its newlines (the
+log's line count, which the report shows) and a look at its last lines.
 """
 
 from __future__ import annotations
@@ -11,17 +13,18 @@ import bisect
 import codecs
 import collections
 import dataclasses
+import functools
 import gzip
 import io
 import os
 import re
 import sys
 import zlib
-from collections.abc import Callable
-from typing import IO, cast
+from collections.abc import Callable, Iterator
+from typing import IO, Any, cast
 
 from cudoctor import textfiles
-from cudoctor.explainer import benign, logfacts, signatures
+from cudoctor.explainer import benign, hsdb, logfacts, signatures
 from cudoctor.explainer.benign import BenignHit
 from cudoctor.explainer.signatures import Signature
 
@@ -163,50 +166,93 @@ class _AsUtf8(io.RawIOBase):
         super().close()
 
 
+Buffer = bytes | bytearray
+
+
 class _Prefilter:
-    """Finds byte offsets of anchor hits in a chunk."""
+    """Finds byte offsets of anchor hits in a window of a buffer."""
 
     def __init__(self, engine: str = "auto") -> None:
-        self.anchors = sorted(set(signatures.anchor_index()) | set(logfacts.anchor_index()))
-        self.encoded = [a.encode() for a in self.anchors]
-        self.db = None
+        self.anchors = tuple(sorted(set(signatures.anchor_index()) | set(logfacts.anchor_index())))
+        self.encoded, exprs = _encoded(self.anchors)
+        self.db: Any = None
+        self.scratch: Any = None
+        self.order: dict[str, int] = {}  # signature anchor -> its place in the order they are tried
         self.engine = "python"
         if engine == "python":
             return
         try:
             import hyperscan
 
-            db = hyperscan.Database()
-            exprs = [re.escape(a).encode() for a in self.anchors]
-            db.compile(
-                expressions=exprs,
-                ids=list(range(len(exprs))),
-                flags=[hyperscan.HS_FLAG_CASELESS] * len(exprs),
-            )
+            db = hsdb.database(exprs, hyperscan.HS_FLAG_CASELESS)
+            self.scratch = hyperscan.Scratch(db)  # this scan's own: a database may serve several threads
+            self.order = {a: i for i, a in enumerate(signatures.anchor_index())}
             self.db = db
             self.engine = "hyperscan"
         except Exception:  # no wheel for this platform, or it failed to build: fall back
             self.db = None
 
-    def offsets(self, data: bytes) -> list[int]:
+    def offsets(self, data: Buffer, start: int = 0, end: int | None = None) -> list[int]:
+        """Offsets in `data` of the anchor hits in data[start:end]: where a hit ends (Hyperscan; a hit
+        close to the one before on the same line is left out) or starts (Python)."""
+        end = len(data) if end is None else end
         hits: list[int] = []
         if self.db is not None:
 
-            def on_match(_id: int, _start: int, end: int, _flags: int, _ctx: object) -> None:
-                hit = end - 1
+            def on_match(_id: int, _start: int, stop: int, _flags: int, _ctx: object) -> None:
+                hit = start + stop - 1
                 if hits and 0 <= hit - hits[-1] < SPACING and data.find(b"\n", hits[-1], hit) < 0:
                     return  # the same line, close to the last hit: its piece covers this one
                 hits.append(hit)
 
-            self.db.scan(data, match_event_handler=on_match)
+            with memoryview(data) as view, view[start:end] as window:
+                self.db.scan(window, match_event_handler=on_match, scratch=self.scratch)
             return hits
-        low = data.lower()
+        low = data[start:end].lower()
         for anchor in self.encoded:
             pos = low.find(anchor)
             while pos >= 0:
-                hits.append(pos)
+                hits.append(start + pos)
                 pos = low.find(anchor, pos + 1)
         return hits
+
+    def line_anchors(self, low: str) -> list[str]:
+        """The signature anchors that may be in a lowercased line, in the order they are tried: with
+        Hyperscan, those it finds in the line (one scan instead of ~700 substring tests, which were
+        most of the ~50 us a line with a hit cost); else all of them."""
+        if self.db is None:
+            return list(signatures.anchor_index())
+        found: set[int] = set()
+
+        def on_match(idx: int, _start: int, _stop: int, _flags: int, _ctx: object) -> None:
+            found.add(idx)
+
+        self.db.scan(low.encode(), match_event_handler=on_match, scratch=self.scratch)
+        present = [self.anchors[i] for i in found if self.anchors[i] in self.order]
+        return sorted(present, key=self.order.__getitem__)
+
+
+@functools.lru_cache(maxsize=8)
+def _encoded(anchors: tuple[str, ...]) -> tuple[tuple[bytes, ...], tuple[bytes, ...]]:
+    """The anchors as bytes (the Python engine's) and as Hyperscan expressions, once per process."""
+    return tuple(a.encode() for a in anchors), tuple(re.escape(a).encode() for a in anchors)
+
+
+def _chunks(stream: IO[bytes]) -> Iterator[tuple[Buffer, int]]:
+    """The stream's bytes CHUNK at a time, as (buffer, length). After a full first chunk, a file,
+    pipe or BytesIO is read into one reused buffer (not a new 8 MiB object per chunk), which the next
+    chunk overwrites; a small log never allocates that buffer. Other streams (gzip, UTF-16
+    re-encoded) are read as they come. The chunks are those `read(CHUNK)` gives either way."""
+    first = stream.read(CHUNK)
+    if first:
+        yield first, len(first)
+    if len(first) == CHUNK and isinstance(stream, io.BufferedReader | io.BytesIO | io.FileIO):
+        buf = bytearray(CHUNK)
+        while n := stream.readinto(buf):
+            yield buf, n
+    elif first:
+        for chunk in iter(lambda: stream.read(CHUNK), b""):
+            yield chunk, len(chunk)
 
 
 def scan(
@@ -219,49 +265,50 @@ def scan(
     pre = _Prefilter(engine)
     result = ScanResult(engine=pre.engine)
     tail: collections.deque[tuple[int, bytes]] = collections.deque(maxlen=TAIL_LINES)
-    carry, line_base, last = b"", 1, b"\n"
-    for chunk in iter(lambda: stream.read(CHUNK), b""):
-        if result.bytes == 0 and b"\x00" in chunk[:8192]:
+    carry: Buffer = b""
+    line_base, last = 1, 10  # the last byte read: a newline, or a last line without one
+    for chunk, n in _chunks(stream):
+        if result.bytes == 0 and chunk.find(b"\x00", 0, min(n, 8192)) >= 0:
             raise LogError("this looks like a binary file, not a text log")
-        result.bytes += len(chunk)
-        last = chunk[-1:]
+        result.bytes += n
+        last = chunk[n - 1]
         if progress is not None:
             progress(result.bytes)
-        first_nl = chunk.find(b"\n")
+        first_nl = chunk.find(b"\n", 0, n)
         if first_nl < 0:
-            carry += chunk
+            carry += chunk[:n]
             if len(carry) > MAX_CARRY:  # one enormous line: scan it piece by piece
-                _window(carry, 0, len(carry), line_base, pre.offsets(carry), result, tail)
+                _window(carry, 0, len(carry), line_base, pre, result, tail)
                 carry = b""
             continue
         head = carry + chunk[: first_nl + 1]  # the line that straddles two chunks
-        line_base += _window(head, 0, len(head), line_base, pre.offsets(head), result, tail)
-        last_nl = chunk.rfind(b"\n")
+        line_base += _window(head, 0, len(head), line_base, pre, result, tail)
+        last_nl = chunk.rfind(b"\n", 0, n)
         if last_nl > first_nl:  # whole lines, scanned in place without copying the chunk
-            line_base += _window(
-                chunk, first_nl + 1, last_nl + 1, line_base, pre.offsets(chunk), result, tail
-            )
-        carry = chunk[last_nl + 1 :]
+            line_base += _window(chunk, first_nl + 1, last_nl + 1, line_base, pre, result, tail)
+        carry = chunk[last_nl + 1 : n]  # a copy: the buffer is read into again
     if carry:
-        _window(carry, 0, len(carry), line_base, pre.offsets(carry), result, tail)
-    result.lines = line_base - 1 + (0 if last == b"\n" else 1)
+        _window(carry, 0, len(carry), line_base, pre, result, tail)
+    result.lines = line_base - 1 + (0 if last == 10 else 1)
     result.tail = [(n, _decode(b)) for n, b in tail]
     _harmless_tail(result)
     return result
 
 
 def _window(
-    buf: bytes,
+    buf: Buffer,
     start: int,
     end: int,
     line_base: int,
-    offsets: list[int],
+    pre: _Prefilter,
     result: ScanResult,
     tail: collections.deque[tuple[int, bytes]],
 ) -> int:
-    """Match the lines of buf[start:end] (line_base = number of its first line); returns its newline count."""
-    _match_lines(buf, sorted({o for o in offsets if start <= o < end}), start, end, line_base, result)
-    newlines = buf.count(b"\n", start, end)
+    """Match the lines of buf[start:end] (line_base = number of its first line) that hold an anchor
+    hit; returns its newline count (each byte counted once: up to the last hit while matching)."""
+    offsets = sorted(set(pre.offsets(buf, start, end)))
+    counted_to, line_no = _match_lines(buf, offsets, start, end, line_base, pre, result)
+    newlines = line_no - line_base + buf.count(b"\n", counted_to, end)
     _remember_tail(buf, start, end, line_base + newlines, tail)
     return newlines
 
@@ -280,21 +327,28 @@ def _harmless_tail(result: ScanResult) -> None:
             result.harmless_tail.add(n)
 
 
-def _decode(raw: bytes) -> str:
+def _decode(raw: Buffer) -> str:
     return raw[: KEEP_LINE * 4].decode("utf-8", "replace")[:KEEP_LINE]
 
 
 def _remember_tail(
-    buf: bytes, start: int, end: int, line_after: int, tail: collections.deque[tuple[int, bytes]]
+    buf: Buffer, start: int, end: int, line_after: int, tail: collections.deque[tuple[int, bytes]]
 ) -> None:
-    """Keep the window's last lines; `line_after` is the number of the line after its last newline."""
+    """Keep the window's last non-blank lines (of its last 64 KiB; the first of those may be the end
+    of a longer line: kept, as its end); `line_after` is the number of the line after its last
+    newline. Read backwards and only as far as the tail holds: older lines would be pushed out."""
     ts = max(start, end - 64 * 1024)
-    piece = buf[ts:end]
-    first = line_after - piece.count(b"\n")
-    lines = piece.split(b"\n")  # the first may be the end of a longer line: kept, as its end
-    for i, raw in enumerate(lines):
+    found: list[tuple[int, bytes]] = []
+    pos, number = end, line_after
+    while len(found) < TAIL_LINES:
+        nl = buf.rfind(b"\n", ts, pos)
+        raw = buf[nl + 1 if nl >= 0 else ts : pos]
         if raw.strip():
-            tail.append((first + i, _line_end(raw)))
+            found.append((number, _line_end(bytes(raw))))
+        if nl < 0:
+            break
+        pos, number = nl, number - 1
+    tail.extend(reversed(found))
 
 
 def _line_end(raw: bytes) -> bytes:
@@ -307,10 +361,17 @@ def _line_end(raw: bytes) -> bytes:
 
 
 def _match_lines(
-    buf: bytes, offsets: list[int], start: int, end: int, line_base: int, result: ScanResult
-) -> None:
+    buf: Buffer,
+    offsets: list[int],
+    start: int,
+    end: int,
+    line_base: int,
+    pre: _Prefilter,
+    result: ScanResult,
+) -> tuple[int, int]:
     """Match each line holding an anchor hit once; linear in the window whatever the hits: a line's
-    start is looked for only back to the end of the line matched before it."""
+    start is looked for only back to the end of the line matched before it. Returns where newlines
+    were counted to and the number of the line there."""
     counted_to, line_no, line_end, i = start, line_base, start - 1, 0
     while i < len(offsets):
         off = offsets[i]
@@ -322,14 +383,15 @@ def _match_lines(
         line_end = end if line_end < 0 else line_end
         j = bisect.bisect_left(offsets, line_end, i)  # the hits on this line
         if line_end - line_start <= LONG_LINE:
-            _match_one(line_no, _decode(buf[line_start:line_end]), result)
+            _match_one(line_no, _decode(buf[line_start:line_end]), pre, result)
         else:
             for w_start, w_end in _windows(buf, offsets[i:j], line_start, line_end):
-                _match_one(line_no, _decode(buf[w_start:w_end]), result, piece=True)
+                _match_one(line_no, _decode(buf[w_start:w_end]), pre, result, piece=True)
         i = j
+    return counted_to, line_no
 
 
-def _windows(buf: bytes, hits: list[int], line_start: int, line_end: int) -> list[tuple[int, int]]:
+def _windows(buf: Buffer, hits: list[int], line_start: int, line_end: int) -> list[tuple[int, int]]:
     """Pieces of a long line around its anchor hits: the first MAX_WINDOWS - 1 and the last one (an
     error is often printed at the end of a line that progress bars rewrote with carriage returns).
     A piece starts after the last carriage return before its hit, as a terminal would show it."""
@@ -343,14 +405,14 @@ def _windows(buf: bytes, hits: list[int], line_start: int, line_end: int) -> lis
     return found
 
 
-def _window_at(buf: bytes, hit: int, line_start: int, line_end: int) -> tuple[int, int]:
+def _window_at(buf: Buffer, hit: int, line_start: int, line_end: int) -> tuple[int, int]:
     w_start = max(line_start, hit - WINDOW)
     cr = buf.rfind(b"\r", w_start, hit)
     if cr >= 0:
         w_start = cr + 1
     else:  # not in the middle of a colour code
         esc = buf.rfind(b"\x1b", max(line_start, w_start - 16), w_start)
-        code = ANSI_BYTES.match(buf, esc) if esc >= 0 else None
+        code = ANSI_BYTES.match(buf, esc, line_end) if esc >= 0 else None
         if code is not None and code.end() > w_start:
             w_start = code.end()
     return w_start, min(line_end, hit + WINDOW)
@@ -362,21 +424,22 @@ def _around(body: str, start: int, end: int) -> str:
     return ("…" if left else "") + body[left:right] + ("…" if right < len(body) else "")
 
 
-def _match_one(line_no: int, raw: str, result: ScanResult, piece: bool = False) -> None:
+def _match_one(line_no: int, raw: str, pre: _Prefilter, result: ScanResult, piece: bool = False) -> None:
     """Match one line (or, `piece`, a piece of a long one) against the signatures."""
     text, body, rank = normalise(raw)
-    logfacts.record(body, body.lower(), line_no, result.facts)
+    low = body.lower()
+    logfacts.record(body, low, line_no, result.facts)
     harmless = benign.match(text)
     if harmless is not None:  # never a root error, even where a signature would match
         benign.record(result.benign, harmless, line_no, text)
         result.vetoed.append(line_no)
         return
-    low = body.lower()
+    index = signatures.anchor_index()
     tried: set[str] = set()
-    for anchor, sigs in signatures.anchor_index().items():
+    for anchor in pre.line_anchors(low):
         if anchor not in low:
             continue
-        for sig in sigs:
+        for sig in index[anchor]:
             if sig.id in tried:
                 continue
             tried.add(sig.id)

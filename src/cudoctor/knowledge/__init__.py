@@ -51,24 +51,34 @@ def table(name: str) -> dict[str, Any]:
     return data
 
 
-def _cache_file(name: str, path: str) -> str | None:
-    """Where the parsed copy of one table lives: named by the table, its size and mtime, and the
-    cudoctor version (so an upgrade or an edit never reads a stale copy)."""
+def cache_dir(*parts: str) -> str | None:
+    """cudoctor's folder in the user's cache ($XDG_CACHE_HOME, %LOCALAPPDATA% on Windows, else
+    ~/.cache), with `parts` joined under it; None when CUDOCTOR_NO_CACHE is set. Nothing is created:
+    whoever writes there makes the folder, and treats any failure as "no cache"."""
     if os.environ.get("CUDOCTOR_NO_CACHE"):
-        return None
-    try:
-        st = os.stat(path)
-    except OSError:
         return None
     base = (
         os.environ.get("XDG_CACHE_HOME")
         or (os.environ.get("LOCALAPPDATA") if sys.platform == "win32" else None)
         or os.path.join(os.path.expanduser("~"), ".cache")
     )
+    return os.path.join(base, "cudoctor", *parts)
+
+
+def _cache_file(name: str, path: str) -> str | None:
+    """Where the parsed copy of one table lives: named by the table, its size and mtime, and the
+    cudoctor version (so an upgrade or an edit never reads a stale copy)."""
+    folder = cache_dir("knowledge")
+    if folder is None:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
     from cudoctor import __version__
 
     key = f"{name.replace('/', '+')}.{st.st_size}.{st.st_mtime_ns}.{__version__}.json"
-    return os.path.join(base, "cudoctor", "knowledge", key)
+    return os.path.join(folder, key)
 
 
 def _keep(cached: str, data: dict[str, Any]) -> None:
