@@ -132,3 +132,20 @@ def test_tensorflow_unexpected_event_status_defers_to_the_cuda_error_above_it() 
     )
     exp = explain_text(log, {})
     assert exp.root is not None and exp.root.line == 1
+
+
+def test_an_upper_case_error_as_logging_prints_it_is_an_error() -> None:
+    """koboldcpp#610: 'ERROR: ggml-cuda was compiled without support for the current GPU architecture.'
+    matched no signature and was taken for a harmless last line; as an error line the learned stage
+    ranks it (arch-unsupported)."""
+    assert rank.looks_like_error(
+        "ERROR: ggml-cuda was compiled without support for the current GPU architecture."
+    )
+    assert rank.looks_like_error("ERROR:numba.cuda.cudadrv.driver:Call to cuLinkAddData results in a failure")
+    assert not rank.looks_like_error("I0000 00:00:1 stats: LOG_ERRORS_TOTAL=0 WARNING_COUNT=0")
+    from cudoctor.explainer.command import explain_stated
+
+    doc = explain_stated(
+        "ERROR: ggml-cuda was compiled without support for the current GPU architecture.\n", {}
+    )
+    assert doc["root"]["error_looking"] and doc["causes"][0]["id"] == "arch-unsupported"

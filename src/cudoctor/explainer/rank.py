@@ -67,7 +67,7 @@ def relevant(matches: list[Match]) -> list[Match]:
 
 
 ERROR_LOOKING = re.compile(
-    r"\b\w*(?:Error|Exception|error|FAIL)\b"
+    r"\b\w*(?:Error|Exception|error|FAIL)\b|(?<![\w\[])ERROR:"  # 'ERROR:' as Python's logging prints it (a launcher's '[ERROR]' tag is its summary)
     r"|core dumped|Segmentation fault|Bus error|Floating point exception|\bSIG(?:SEGV|ABRT|BUS|FPE|ILL)\b"
     r"|^\s*Aborted\s*$|\b\d+\s+Aborted\b"  # the shell's word alone, or after the pid in a script
 )
@@ -80,7 +80,7 @@ SYMPTOM = re.compile(
     r"|not available|unsupported|insufficient|incompatible|killed|out of memory|will hang|may hang"
     r"|warning|illegal (?:hardware )?instruction|illegal value|invalid|fatal|fault|terminated"
     r"|mismatch(?:es|ed)?|only supported|requires? (?:a |an )?(?:gpu|cuda|compute capability|\d)"
-    r"|without (?:gpu|cuda) support|not enough|too (?:old|new|many|large|small)|beyond the limit"
+    r"|without (?:gpu|cuda) support|without support for|not enough|too (?:old|new|many|large|small)|beyond the limit"
     r"|falling back to cpu|duplicate gpu|larger than the maximum|out of resources?|unavailable"
     r"|no such file or directory|does not support|doesn't support|minimum required|ignoring visible gpu"
     r"|dispatched on the cpu|xid)\b"
