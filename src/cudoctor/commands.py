@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 from cudoctor import render, store
 from cudoctor.inputs import InputError
 from cudoctor.model import CheckResult, Report, Snapshot
-from cudoctor.redact import Redactor
 
 if TYPE_CHECKING:
     from cudoctor.facts.target import Target
@@ -130,6 +129,8 @@ def build_report(snap: Snapshot) -> Report:
 
 def redacted(report: Report) -> Report:
     """The same report with secrets, home and user names, host name and GPU ids removed."""
+    from cudoctor.redact import Redactor
+
     r = Redactor()
     snap = Snapshot.from_json(r.data(report.snapshot.to_json()))
     snap.origin, snap.created = report.snapshot.origin, report.snapshot.created

@@ -5,7 +5,6 @@ Every bad input raises `InputError` with a one-line message; the CLI turns it in
 
 from __future__ import annotations
 
-import difflib
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +38,8 @@ def read_json_file(path: str, what: str) -> Any:
 
 
 def load_stated(path: str, framework_hint: str | None = None) -> Snapshot:
+    import difflib  # only where a near match is wanted
+
     from cudoctor.facts.stated import KEYS, from_stated  # its tables load only when facts are stated
 
     data = read_json_file(path, "facts file")

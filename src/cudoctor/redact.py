@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import getpass
 import os
+import platform
 import re
-import socket
 from typing import Any
 
 SECRET_KEY = re.compile(
@@ -26,7 +26,7 @@ REDACTED = "<redacted>"
 class Redactor:
     def __init__(self, home: str | None = None, host: str | None = None, user: str | None = None) -> None:
         self.home = (home if home is not None else os.path.expanduser("~")).rstrip("/")
-        self.host = host if host is not None else socket.gethostname()
+        self.host = host if host is not None else platform.node()
         try:
             self.user = user if user is not None else getpass.getuser()
         except (KeyError, OSError):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import socket
+import platform
 import sqlite3
 import time
 import urllib.parse
@@ -277,7 +277,7 @@ def save(
                 (
                     snap.created or _now(),
                     label,
-                    socket.gethostname(),
+                    platform.node(),
                     int(good),
                     findings,
                     errors,

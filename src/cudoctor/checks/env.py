@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 
@@ -76,6 +75,8 @@ def _path_list_finding(var: str, value: str, parts: list[str], roots: list[str])
 
 
 def _closest(path: str, roots: list[str]) -> str | None:
+    import difflib  # only where a near match is wanted
+
     if not roots:
         return None
     base = path.rstrip("/")

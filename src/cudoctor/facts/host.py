@@ -5,7 +5,6 @@ from __future__ import annotations
 import glob
 import os
 import platform
-import socket
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -187,7 +186,7 @@ def collect_host(env: Mapping[str, str], python: Fact | None = None) -> list[Fac
             "platform",
         ),
         python,
-        known("host.name", socket.gethostname(), "socket.gethostname"),
+        known("host.name", platform.node(), "platform.node"),
         known("host.temp_dir", temp_dir(env), "env:TMPDIR,TEMP,TMP / tempfile"),
         known("host.container", detect_container(), "file:/.dockerenv,/proc/1/cgroup"),
         known("host.wsl", detect_wsl(), "file:/proc/sys/kernel/osrelease"),

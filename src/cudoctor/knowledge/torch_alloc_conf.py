@@ -7,7 +7,6 @@ says why a release refuses one key (the check and explain share the wording)."""
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import re
 from typing import Any
 
@@ -73,6 +72,8 @@ def key_history(key: str) -> str | None:
 
 
 def _unknown_key(key: str, version: Version | None, variable: str) -> Problem:
+    import difflib  # only where a near match is wanted
+
     if "=" in key:
         name, _, value = key.partition("=")
         return Problem(
