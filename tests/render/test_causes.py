@@ -20,6 +20,19 @@ def test_docs_causes_md_is_what_the_data_gives() -> None:
     )
 
 
+def test_docs_check_md_lists_every_check_by_layer() -> None:
+    from cudoctor.checks import all_checks
+
+    with open(os.path.join(ROOT, causes_command.CHECK_DOC), encoding="utf-8") as fh:
+        on_disk = fh.read()
+    assert on_disk == causes_command.with_checks(on_disk), (
+        "docs/check.md is stale: run python tools/gen_causes_doc.py"
+    )
+    listed = on_disk.partition(causes_command.CHECKS_BEGIN)[2]
+    assert all(f"| `{c.id}` | {c.cause} |" in listed for c in all_checks())
+    assert "### GPU & driver" in listed and "### CPU BLAS" in listed
+
+
 def test_every_cause_id_is_documented() -> None:
     docs = ""
     for path in sorted(glob.glob(os.path.join(ROOT, "docs", "*.md"))):
