@@ -8,7 +8,9 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "cudoctor"
 LIST = re.compile(r'\(\s*"torch",\s*"tensorflow",\s*"jax",\s*"cupy"\s*\)')
-LABELS = re.compile(r'"torch":\s*"PyTorch",\s*"tensorflow":\s*"TensorFlow"')
+LABELS = re.compile(
+    r'"torch":\s*"PyTorch",\s*"tensorflow":\s*"TensorFlow"|"PyTorch":\s*"torch",\s*"TensorFlow"'
+)
 
 
 def test_the_framework_list_and_labels_live_in_model_only() -> None:

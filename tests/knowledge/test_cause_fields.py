@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from cudoctor import knowledge
-from cudoctor.knowledge import cause_fields
+from cudoctor.knowledge import cause_fields, jax_builds
 
 CAUSES_TOML = Path(knowledge.HERE) / "causes.toml"
 
@@ -22,6 +22,7 @@ def _with_rows(monkeypatch: pytest.MonkeyPatch, name: str, key: str, rows: list[
         return {**data, key: [*data[key], *rows]} if table_name == name else data
 
     monkeypatch.setattr(cause_fields, "table", patched)
+    monkeypatch.setattr(jax_builds, "table", patched)
 
 
 def test_no_general_step_writes_a_wheel_index_or_jax_extra_out() -> None:

@@ -143,7 +143,7 @@ def refused_arch_rule(ranked: dict[str, RankedCause], sm: str, gpus: list[dict[s
     ccs = sorted({versions.cc_str(g["cc_t"]) for g in known})
     span = knowledge.cuda_span_for_cc(versions.cc_str(want))
     toolkit = f"; or a CUDA toolkit that builds for {sm} (CUDA {span[0]} to {span[1]})" if span else ""
-    cc = ",".join(ccs)
+    cc, first = ",".join(ccs), ccs[0].replace(".", "")
     bump(
         ranked,
         "toolchain-not-found",
@@ -152,7 +152,7 @@ def refused_arch_rule(ranked: dict[str, RankedCause], sm: str, gpus: list[dict[s
         "build's architecture list, which this toolkit cannot build",
         f"Build only for this GPU's architecture ({cc}): JAX: python build/build.py --cuda_compute_capabilities={cc}; "
         f"TensorFlow: TF_CUDA_COMPUTE_CAPABILITIES={cc}; PyTorch: export TORCH_CUDA_ARCH_LIST={cc}; CuPy: "
-        f"export CUPY_NVCC_GENERATE_CODE=arch=compute_{cc.replace('.', '').split(',')[0]},code=sm_{cc.replace('.', '').split(',')[0]}{toolkit}",
+        f"export CUPY_NVCC_GENERATE_CODE=arch=compute_{first},code=sm_{first}{toolkit}",
     )
     bump(
         ranked,

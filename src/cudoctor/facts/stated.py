@@ -114,7 +114,8 @@ def _model_cc(name: str) -> tuple[str, str] | None:
 
 def gpu_facts(gpu: str, cc_text: str) -> list[Fact]:
     names = split_gpus(gpu) if gpu else []
-    stated_cc = versions.cc_tuple(cc_text or cc_said(gpu) or "") if (cc_text or cc_said(gpu)) else None
+    said = cc_text or cc_said(gpu)
+    stated_cc = versions.cc_tuple(said) if said else None
     devices = []
     for i, written in enumerate(names or ["GPU"]):
         name, memory = gpu_memory(written)

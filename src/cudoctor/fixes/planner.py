@@ -46,9 +46,7 @@ class Context:
     cudnn_compiled: str | None = None  # the cuDNN the log says the build was compiled with ('8.2')
     driver_needed: str | None = None  # the driver the log says it needs (a container image's CUDA)
     library_wheel: str | None = None  # NVIDIA's wheel of the library the log could not load
-    library_cuda: str | None = (
-        None  # the CUDA that library's name carries (libcublas.so.8.0, cudart64_90.dll)
-    )
+    library_cuda: str | None = None  # the CUDA its name carries (libcublas.so.8.0, cudart64_90.dll)
     soname: str | None = None  # that library as the log names it
     pythonpath_copy: str | None = None  # the PYTHONPATH entry the framework is imported from, if it is
     root: str = ""  # the log's root error line: a setting or tool it names is relevant whatever the framework
@@ -192,7 +190,7 @@ ARCH_LIST = re.compile(r"TORCH_CUDA_ARCH_LIST=\"?(\d+\.\d+)")
 KEEPS_RANGE = re.compile(r"keeps sm_(\d)(\d)\.\.sm_(\d)(\d)")
 TORCH_PIN = re.compile(r"\btorch==(\d+\.\d+(?:\.\d+)?)")
 LABEL = re.compile(rf"^({scope.LABELS})\b[^:]{{0,40}}:")
-LABEL_NAME = {"PyTorch": "torch", "TensorFlow": "tensorflow", "JAX": "jax", "CuPy": "cupy"}
+LABEL_NAME = scope.LABEL_NAME
 
 
 def contradicts(step: str, ctx: Context) -> bool:

@@ -257,10 +257,7 @@ def _jax_cuda_wheels(ctx: Context) -> list[str]:
     if ctx.driver_cuda:
         upgrade = jax_builds.upgrade_step(ctx.driver_cuda)
         return [jax_builds.install_step(ctx.driver_cuda)] + ([upgrade] if upgrade else [])
-    current = sorted(
-        (r for r in knowledge.table("jax")["install"] if not r.get("last")),
-        key=lambda r: int(r["cuda_major"]),
-    )
+    current = jax_builds.current_installs()
     if not current:
         return [jax_builds.install_step(None)]
     low, newer = current[0], current[1:]
@@ -586,16 +583,13 @@ def requirements_unmet(ctx: Context) -> list[str]:
     if ctx.framework != "jax" or not versions.parse(ctx.version or ""):
         return []
     major = ctx.cuda_major or 12
-    row = next(
-        (r for r in knowledge.table("jax")["install"] if int(r["cuda_major"]) == major and not r.get("last")),
-        None,
-    )
-    extra = re.search(r"jax\[\w+\]", str(row["step"])) if row else None
+    row = next((r for r in jax_builds.current_installs() if int(r["cuda_major"]) == major), None)
+    extra = jax_builds.extra(row) if row else None
     if extra is None:
         return []
     version = (ctx.version or "").split("+")[0]
     return [
-        f"pip install -U '{extra.group(0)}=={version}'  (jax, jaxlib, the CUDA {major} plugin and its PJRT at jax's own "
+        f"pip install -U '{extra}=={version}'  (jax, jaxlib, the CUDA {major} plugin and its PJRT at jax's own "
         f"release {version}: pip list | grep -E 'jax|pjrt' shows the four, whose versions must agree)"
     ]
 

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
 
 from cudoctor import versions
-from cudoctor.knowledge import table, torch_archs
+from cudoctor.knowledge import jax_builds, table, torch_archs
 
 FIELD = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 TORCH_INDEX = "https://download.pytorch.org/whl"
@@ -52,26 +51,18 @@ def torch_old_gpus() -> str:
     return f"PyTorch {mm[0]}.{mm[1]}'s {best[1]} wheels keep sm_{best[0][0]}{best[0][1]} and newer"
 
 
-def _jax_current() -> list[dict[str, Any]]:
-    """jax.toml [[install]] rows of the CUDA majors current JAX releases ship, oldest first."""
-    rows = [r for r in table("jax")["install"] if not r.get("last")]
-    return sorted(rows, key=lambda r: int(r["cuda_major"]))
-
-
 def jax_install() -> str:
     """The install of JAX's oldest current CUDA extra ('pip install -U 'jax[cuda12]''), with its driver."""
-    rows = _jax_current()
+    rows = jax_builds.current_installs()
     return f"{rows[0]['step']} (driver >= {rows[0]['min_driver']})" if rows else "pip install -U jax"
 
 
 def jax_newer() -> str:
     """The newer extras and their drivers ('jax[cuda13] with a driver >= 580'), or nothing."""
-    extras = []
-    for r in _jax_current()[1:]:
-        extra = re.search(r"jax\[\w+\]", str(r["step"]))
-        if extra:
-            extras.append(f"{extra.group(0)} with a driver >= {r['min_driver']}")
-    return " or ".join(extras)
+    newer = jax_builds.current_installs()[1:]
+    return " or ".join(
+        f"{jax_builds.extra(r)} with a driver >= {r['min_driver']}" for r in newer if jax_builds.extra(r)
+    )
 
 
 FIELDS: dict[str, Callable[[], str]] = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from cudoctor import versions
@@ -40,6 +41,18 @@ def archs(version: str, cuda_major: int | None) -> tuple[list[str], dict[str, An
     """The architectures (sm_80, compute_90) the CUDA build of jaxlib `version` compiles in."""
     rows = _rows("archs", version, cuda_major)
     return (list(rows[-1]["archs"]), rows[-1]) if rows else None
+
+
+def current_installs() -> list[dict[str, Any]]:
+    """jax.toml [[install]] rows of the CUDA majors current JAX releases ship (no `last`), oldest first."""
+    rows = [r for r in table("jax")["install"] if not r.get("last")]
+    return sorted(rows, key=lambda r: int(r["cuda_major"]))
+
+
+def extra(row: dict[str, Any]) -> str | None:
+    """The extra an [[install]] row's step installs ('jax[cuda12]')."""
+    m = re.search(r"jax\[\w+\]", str(row["step"]))
+    return m.group(0) if m else None
 
 
 def install_step(driver_cuda: str | None) -> str:
