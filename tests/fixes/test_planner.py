@@ -177,6 +177,21 @@ def test_releases_before_1_13_install_from_the_stable_page_with_their_local_vers
     )
 
 
+def test_a_build_with_only_ptx_for_the_gpu_is_not_offered_as_holding_it() -> None:
+    # PyTorch 1.4.0's CUDA 9.2 wheel carries PTX an Ampere GPU could JIT, but its cuBLAS and cuDNN
+    # have no Ampere kernels: an RTX 3090 needs a build whose CUDA knows compute capability 8.6
+    c = planner.Context(framework="torch", version="1.4.0", cc=(8, 6))
+    out = steps.arch_unsupported(c)
+    assert not any("cu92" in s or "cu101" in s for s in out), out
+    assert "whl/cu1" in out[0]
+    assert steps.same_release_variant(c) is None
+    ampere = ctx(gpu="RTX 3090", framework_version="torch 1.4.0")
+    assert planner.contradicts(
+        "pip install --force-reinstall 'torch==1.4.0+cu92' -f https://download.pytorch.org/whl/torch_stable.html",
+        ampere,
+    )
+
+
 def test_cupy_jax_and_tensorflow_arch_steps_come_from_their_tables() -> None:
     cupy = steps.arch_unsupported(planner.Context(framework="cupy", cc=(12, 0)))
     assert cupy[0].startswith("pip install 'cupy-cuda12x[ctk]'") and "12.8" in cupy[0]

@@ -189,6 +189,7 @@ JAX_EXTRA = re.compile(r"jax\[cuda(\d+)(?:_pip|_local)?\]|jax-cuda(\d+)-plugin")
 ARCH_LIST = re.compile(r"TORCH_CUDA_ARCH_LIST=\"?(\d+\.\d+)")
 KEEPS_RANGE = re.compile(r"keeps sm_(\d)(\d)\.\.sm_(\d)(\d)")
 TORCH_PIN = re.compile(r"\btorch==(\d+\.\d+(?:\.\d+)?)")
+TORCH_LOCAL = re.compile(r"\btorch==\d+\.\d+(?:\.\d+)?\+(cu\d+)")  # 'torch==1.4.0+cu92' from the stable page
 LABEL = re.compile(rf"^({scope.LABELS})\b[^:]{{0,40}}:")
 LABEL_NAME = scope.LABEL_NAME
 
@@ -210,8 +211,9 @@ def _other_framework(step: str, ctx: Context) -> bool:
 
 
 def _torch_index_too_new(step: str, ctx: Context) -> bool:
-    """A PyTorch wheel index for a CUDA the driver cannot run, or whose builds lack this GPU."""
-    m = TORCH_INDEX.search(step)
+    """A PyTorch wheel index for a CUDA the driver cannot run, or whose builds lack this GPU (no SASS,
+    and PTX at most from a CUDA that predates the GPU)."""
+    m = TORCH_INDEX.search(step) or TORCH_LOCAL.search(step)
     if m is None:
         return False
     variant = m.group(1)
@@ -222,8 +224,12 @@ def _torch_index_too_new(step: str, ctx: Context) -> bool:
         pin = TORCH_PIN.search(step)
         version = pin.group(1) if pin else compute.newest_torch_with(variant)
         hit = knowledge.torch_archs(version, variant) if version else None
-        if hit and knowledge.arch_support(ctx.cc, hit[0]) == "none":
+        support = knowledge.arch_support(ctx.cc, hit[0]) if hit else None
+        if support == "none":
             return True
+        known = knowledge.toolkit_cc_range(cuda or "")
+        if support == "ptx" and known is not None and ctx.cc > known[1]:
+            return True  # PTX only, from a CUDA older than the GPU: its cuBLAS/cuDNN have no kernels for it
     return False
 
 

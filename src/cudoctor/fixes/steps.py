@@ -46,12 +46,13 @@ def newest_torch_with(variant: str) -> str | None:
 
 def _fits(version: str, variant: str, driver_cuda: str | None, cc: versions.Version | None) -> bool:
     """Whether this wheel runs here: the driver (where known) runs its CUDA, its arch list (where the
-    GPU is known) holds the GPU."""
+    GPU is known) holds SASS for the GPU. PTX alone is not enough: a build whose CUDA predates the GPU
+    has PTX for it at most, and its cuBLAS and cuDNN have no kernels for it."""
     if driver_cuda and not knowledge.driver_runs(driver_cuda, versions.cuda_from_variant(variant)):
         return False
     if cc is not None:
         hit = knowledge.torch_archs(version, variant)
-        return hit is not None and knowledge.arch_support(cc, hit[0]) != "none"
+        return hit is not None and knowledge.arch_support(cc, hit[0]) == "sass"
     return True
 
 
