@@ -88,3 +88,20 @@ def test_a_gpu_below_the_minimum_the_frameworks_message_states() -> None:
     assert finding_ids(run_check("arch-unsupported", above)) == []
     no_floor = stated({"gpu": "GeForce GTX 660 Ti", "framework_version": "PyTorch (conda env)"})
     assert finding_ids(run_check("arch-unsupported", no_floor)) == []  # nothing known of the build
+
+
+def test_a_gpu_the_frameworks_message_refuses() -> None:
+    said = "Quadro P2000 with CUDA capability sm_61 is not compatible with the current PyTorch installation."
+    r = run_check("arch-unsupported", stated({"gpu": "Quadro P2000", "other": said}))
+    assert (
+        finding_ids(r) == ["arch-unsupported"] and "6.1" in r.findings[0].title
+    )  # the message names its capability
+    too_old = "Found GPU0 Tesla K20m which is of cuda capability 3.5. PyTorch no longer supports this GPU because it is too old."
+    assert finding_ids(run_check("arch-unsupported", stated({"gpu": "Tesla K20m", "other": too_old}))) == [
+        "arch-unsupported"
+    ]
+    other_gpu = (
+        "GeForce RTX 4090 with CUDA capability sm_89 is not compatible with the current PyTorch installation."
+    )
+    assert finding_ids(run_check("arch-unsupported", stated({"gpu": "Tesla T4", "other": other_gpu}))) == []
+    assert finding_ids(run_check("arch-unsupported", stated({"gpu": "Quadro P2000"}))) == []

@@ -111,3 +111,16 @@ def test_packages_named_with_a_version_keep_it() -> None:
     assert "onnxruntime" not in (
         from_stated({"other": "optimum.onnxruntime inference"}).value("python.packages") or {}
     )
+
+
+def test_a_conda_cuda_pin_is_the_builds_cuda_and_the_frameworks_own_version_wins() -> None:
+    name, info = stated_builds.framework_info("pytorch (conda, cudatoolkit=10.2)", "", None) or ("", {})
+    assert (name, info["version"], info["cuda"], info["build"]) == ("torch", None, "10.2", "cuda")
+    _, info = stated_builds.framework_info("pytorch 1.13 pytorch-cuda=11.7", "", None) or ("", {})
+    assert (info["version"], info["cuda"]) == ("1.13", "11.7")
+    _, info = stated_builds.framework_info("vllm 0.9.1 (pip) with torch 2.7.0", "", None) or ("", {})
+    assert info["version"] == "2.7.0"
+    _, info = stated_builds.framework_info("Python 3.10, torch==1.13.1", "", None) or ("", {})
+    assert info["version"] == "1.13.1"
+    _, info = stated_builds.framework_info("torch 2.1.0 (vllm 0.2.0)", "", None) or ("", {})
+    assert info["version"] == "2.1.0"

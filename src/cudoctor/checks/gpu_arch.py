@@ -39,7 +39,23 @@ def _below_said_floor(
     gpu: dict[str, Any], cc: versions.Version, name: str, info: dict[str, Any]
 ) -> Finding | None:
     """The framework's own message, pasted into the facts, names the lowest compute capability its build
-    supports ('The minimum cuda capability supported by this library is 3.7'), and the GPU is below it."""
+    supports ('The minimum cuda capability supported by this library is 3.7') and the GPU is below it, or
+    refuses this GPU ('with CUDA capability sm_61 is not compatible with the current PyTorch installation')."""
+    refused = versions.cc_tuple(info.get("refused_cc"))
+    if refused is not None and refused == cc:
+        return finding(
+            "arch-unsupported",
+            "arch-unsupported",
+            Severity.ERROR,
+            f"{gpu.get('name', 'GPU')} (compute capability {versions.cc_str(cc)}) is not in {view.describe(name, info)}'s build, "
+            "as its own message says",
+            LAYER,
+            evidence=[
+                f"the framework's message: the GPU's compute capability {versions.cc_str(cc)} is not supported"
+            ],
+            fix=[_arch_fix(name, cc)],
+            subject=name,
+        )
     floor = versions.cc_tuple(info.get("min_cc"))
     if floor is None or cc >= floor:
         return None

@@ -34,9 +34,11 @@ def arch_frameworks(snap: Snapshot) -> list[tuple[str, dict[str, Any]]]:
 
 
 def describe(name: str, info: dict[str, Any]) -> str:
-    version = info.get("version") or "?"
+    version = (
+        f" {info['version']}" if info.get("version") else ""
+    )  # 'PyTorch (CUDA 10.2)': a conda pin, no release
     cuda = f" (CUDA {info['cuda']})" if info.get("cuda") else ""
-    return f"{LABEL.get(name, name)} {version}{cuda}"
+    return f"{LABEL.get(name, name)}{version}{cuda}"
 
 
 def gpus(snap: Snapshot) -> list[dict[str, Any]]:

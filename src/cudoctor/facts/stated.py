@@ -354,6 +354,13 @@ MIN_CC_SAID = re.compile(
     r"minimum (?:required )?cuda capability (?:supported by this library |that we support )?is (\d+\.\d+)",
     re.I,
 )
+# PyTorch's verdict on the GPU, pasted: "... with CUDA capability sm_61 is not compatible with the current PyTorch
+# installation" (the build lacks it) and "Found GPU0 ... which is of cuda capability 3.0. PyTorch no longer
+# supports this GPU because it is too old"
+REFUSED_SAID = re.compile(
+    r"capability sm_(\d)(\d+) is not compatible|(PyTorch) no longer supports this GPU because it is too old",
+    re.I,
+)
 DRIVER_FOUND_SAID = re.compile(
     r"driver\b[^.]{0,60}?too old \(found version (\d{4,5})\)|(?:getDriverVersion|cudaDriverGetVersion)\(\)\s*"
     r"(?:returns|=|->|:)\s*(\d{4,5})\b",
@@ -381,6 +388,21 @@ def _said(snap: Snapshot, text: str) -> None:
     if found and snap.value("driver.cuda_version") is None:
         cuda = versions.cuda_from_int(versions.integer(found.group(1) or found.group(2)))
         snap.add(known("driver.cuda_version", cuda, "stated:other (the framework's message)"))
+    refused = None if floor else REFUSED_SAID.search(text)  # a stated minimum says more than 'too old'
+    if refused is not None:
+        _refused(snap, refused)
+
+
+def _refused(snap: Snapshot, said: re.Match[str]) -> None:
+    """PyTorch's verdict on a GPU: the capability it names (else the stated GPU's) is not in the build."""
+    gpus = snap.value("gpu.devices") or []
+    refused_cc = f"{said.group(1)}.{said.group(2)}" if said.group(1) else gpus[0].get("cc") if gpus else None
+    if refused_cc and gpus and not gpus[0].get("cc"):  # the message names the GPU's own capability
+        snap.add(known("gpu.devices", [{**gpus[0], "cc": refused_cc}, *gpus[1:]], "stated:gpu, other"))
+    if refused_cc:
+        info = dict(snap.value("framework.torch") or {"version": None, "cuda": None, "stated": said.group(0)})
+        info["refused_cc"] = refused_cc
+        snap.add(known("framework.torch", info, "stated:other (the framework's message)"))
 
 
 def _torch_cpu_said(snap: Snapshot, text: str) -> None:

@@ -61,6 +61,10 @@ NO_CUDA = re.compile(
     r"^\s*(?:none|could not collect|cpu|n/a|false)\s*$", re.I
 )  # a build's CUDA, as tools print "none"
 TORCH_VARIANT = re.compile(r"\b(cu\d{2,3})\b|\+(cu\d{2,3})")
+# conda's CUDA pin beside the framework ('pytorch (conda, cudatoolkit=10.2)', 'pytorch-cuda=11.8'): the build's CUDA
+CONDA_TOOLKIT = re.compile(
+    r"\b(?:cudatoolkit|pytorch-cuda|cuda-version)\s*(?:==|=|\s)\s*(\d+\.\d+)(?:\.\d+)*", re.I
+)
 
 
 def guess_framework(text: str, hint: str | None) -> str | None:
@@ -102,6 +106,24 @@ def _version_after(word: str, text: str) -> str | None:
     return m.group(1) if m else None
 
 
+OWN_WORD = {
+    "torch": r"(?:py)?torch",
+    "tensorflow": r"tensorflow(?:-gpu|-cpu)?|tf",
+    "jax": r"jax",
+    "cupy": r"cupy(?:-cuda\w+)?",
+}
+
+
+def _own_version(name: str, text: str) -> re.Match[str] | None:
+    """The version right after the framework's name, where another package's version comes first."""
+    word = OWN_WORD.get(name)
+    first = re.search(f"({VERSION})", text)
+    if word is None or first is None:
+        return None
+    own = re.search(rf"\b(?:{word})(?:\[[^\]]*\])?\s*(?:==|=|:|\s)\s*v?({VERSION})", text, re.I)
+    return own if own is not None and own.start(1) > first.start(1) else None
+
+
 def framework_info(version_text: str, cuda_text: str, hint: str | None) -> tuple[str, dict[str, Any]] | None:
     """(framework, the fields of its `framework.<name>` fact) from what a person wrote."""
     name = guess_framework(version_text, hint)
@@ -109,8 +131,10 @@ def framework_info(version_text: str, cuda_text: str, hint: str | None) -> tuple
         return None
     cudnn_built = cudnn_built_with(version_text)  # 'tensorflow (compiled with cuDNN 8.1.0)'
     written_cuda = CUDA_WRITTEN.search(version_text)  # 'torch 1.12 (CUDA 11.6 build)'
-    bare = CUDA_WRITTEN.sub(" ", BUILT_CUDNN.sub(" ", version_text))
-    vm = re.search(f"({VERSION})", bare)
+    toolkit = CONDA_TOOLKIT.search(version_text)
+    bare = CUDA_WRITTEN.sub(" ", BUILT_CUDNN.sub(" ", CONDA_TOOLKIT.sub(" ", version_text)))
+    # the version written after the framework's own word ('vllm 0.9.1 (pip) with torch 2.7.0'), else the first
+    vm = _own_version(name, bare) or re.search(f"({VERSION})", bare)
     row, cuda = package_row(version_text, name)
     info: dict[str, Any] = {"version": vm.group(1) if vm else None, "cuda": cuda, "stated": version_text}
     if row.get("dist"):
@@ -123,6 +147,8 @@ def framework_info(version_text: str, cuda_text: str, hint: str | None) -> tuple
     variant = TORCH_VARIANT.search(version_text)
     if variant and info["cuda"] is None:
         info["cuda"] = versions.cuda_from_variant(variant.group(1) or variant.group(2))
+    if info["cuda"] is None and toolkit:
+        info["cuda"] = toolkit.group(1)
     if info["cuda"] is None and written_cuda:
         info["cuda"] = written_cuda.group(1)
     if cudnn_built:
