@@ -93,7 +93,9 @@ def test_a_signature_fix_names_what_the_log_captured() -> None:
         "undefined symbol: _ZN3c104cuda9SetDeviceEi\n"
     )
     exp = explain_text(log)
-    assert top(exp)[0] == "multiple-toolkits"
+    assert (
+        top(exp)[0] == "binary-incompatible"
+    )  # built against another torch: the taxonomy's binary-incompatible
     assert exp.causes[0].fixes[0].startswith("flash_attn_2_cuda was compiled against another torch")
     # A plain C extension's missing symbol is not a torch ABI problem.
     assert not explain_text(
