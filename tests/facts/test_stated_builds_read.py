@@ -124,3 +124,10 @@ def test_a_conda_cuda_pin_is_the_builds_cuda_and_the_frameworks_own_version_wins
     assert info["version"] == "1.13.1"
     _, info = stated_builds.framework_info("torch 2.1.0 (vllm 0.2.0)", "", None) or ("", {})
     assert info["version"] == "2.1.0"
+    _, info = stated_builds.framework_info(
+        "pytorch 1.0.0 py3.7_cuda90_cudnn7_1; asked for cudatoolkit=10.1", "", None
+    ) or ("", {})
+    assert (info["cuda"], info["cudnn"]) == (
+        "9.0",
+        "7",
+    )  # the installed build's string wins over what was asked for

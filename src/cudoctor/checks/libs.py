@@ -284,7 +284,10 @@ def tf_cuda_mismatch(snap: Snapshot) -> list[Finding]:
     """TensorFlow's tested CUDA version is not the CUDA toolkit installed (and no pip CUDA wheels supply it)."""
     tf = snap.value("framework.tensorflow")
     toolkits = [t for t in snap.value("cuda.toolkits") or [] if t.get("version")]
-    if not isinstance(tf, dict) or tf.get("build") != "cuda" or not toolkits:
+    # a TensorFlow 1.x whose package nobody named ('TF1.6': tensorflow was the CPU package, tensorflow-gpu
+    # the CUDA one) beside a CUDA toolkit someone installed for it: what its GPU build would need
+    maybe_gpu = isinstance(tf, dict) and tf.get("build") == "unknown" and bool(tf.get("cuda_if_gpu"))
+    if not isinstance(tf, dict) or (tf.get("build") != "cuda" and not maybe_gpu) or not toolkits:
         return []
     row = knowledge.tf_build(str(tf.get("version") or ""))
     if row is None:
@@ -304,12 +307,13 @@ def tf_cuda_mismatch(snap: Snapshot) -> list[Finding]:
     if any(h and (h == want if exact else h[0] == want[0]) for h in have):
         return []
     have_s = ", ".join(str(t["version"]) for t in toolkits)
+    build = "'s GPU build (tensorflow-gpu)" if maybe_gpu else ""
     return [
         finding(
             "tf-cuda-mismatch",
             "cuda-libs-missing",
             Severity.ERROR,
-            f"TensorFlow {tf.get('version')} is built for CUDA {row['cuda']} / cuDNN {row['cudnn']}, but the CUDA installed is {have_s}",
+            f"TensorFlow {tf.get('version')}{build} is built for CUDA {row['cuda']} / cuDNN {row['cudnn']}, but the CUDA installed is {have_s}",
             LAYER,
             evidence=[
                 f"TensorFlow tested build: CUDA {row['cuda']}, cuDNN {row['cudnn']} ({row['source']})",
@@ -319,6 +323,7 @@ def tf_cuda_mismatch(snap: Snapshot) -> list[Finding]:
                 f"Install CUDA {row['cuda']} and cuDNN {row['cudnn']} (or a TensorFlow version built for CUDA {have_s})"
             ],
             about=["tensorflow"],
+            confidence="likely" if maybe_gpu else "certain",
         )
     ]
 

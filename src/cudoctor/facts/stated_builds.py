@@ -25,8 +25,12 @@ FRAMEWORK_WORDS = (
 VERSION = r"\d+\.\d+(?:\.\d+)?(?:\.?(?:dev|a|b|rc)\w*)?(?:\+[\w.]+)?"
 # jaxlib's local version: +cuda12.cudnn89, +cuda11.cudnn805, +cuda111 (CUDA 11.1, before 0.1.73)
 JAX_TAG = re.compile(r"(?:\+|\b(?=cuda\d+\.cudnn))cuda(\d+)(?:\.cudnn(\d+))?", re.I)
-# conda build strings: pytorch's py3.9_cuda11.6_cudnn8.3.2_0, conda-forge's cuda112py38h..._201
-CONDA_CUDA = re.compile(r"_cuda(\d+\.\d+)(?:\.\d+)*(?:_cudnn(\d+(?:\.\d+)*))?|\bcuda(\d{2,3})py\d", re.I)
+# conda build strings: pytorch's py3.9_cuda11.6_cudnn8.3.2_0 (py3.7_cuda90_cudnn7_1 before 1.1), conda-forge's
+# cuda112py38h..._201
+CONDA_CUDA = re.compile(
+    r"_cuda(\d+\.\d+)(?:\.\d+)*(?:_cudnn(\d+(?:\.\d+)*))?|\bcuda(\d{2,3})py\d|_cuda(\d{2,3})_cudnn(\d+(?:\.\d+)*)",
+    re.I,
+)
 CPU_WORD = re.compile(r"\+cpu|(?:^|[\W_])cpu(?:[\W_]|$)", re.I)
 GPU_WORD = re.compile(r"(?:^|[\W_])gpu(?:[\W_]|$)", re.I)  # tensorflow-gpu, 1.14.0-gpu: the CUDA build
 # What a framework prints of its own build when it has no CUDA: collect_env's "CUDA used to build PyTorch:
@@ -141,9 +145,9 @@ def framework_info(version_text: str, cuda_text: str, hint: str | None) -> tuple
         info["dist"] = row["dist"]
     conda = CONDA_CUDA.search(version_text)
     if conda:
-        info["cuda"] = conda.group(1) or cuda_from_digits(conda.group(3))
-        if conda.group(2):
-            info["cudnn"] = conda.group(2)
+        info["cuda"] = conda.group(1) or cuda_from_digits(conda.group(3) or conda.group(4))
+        if conda.group(2) or conda.group(5):
+            info["cudnn"] = conda.group(2) or conda.group(5)
     variant = TORCH_VARIANT.search(version_text)
     if variant and info["cuda"] is None:
         info["cuda"] = versions.cuda_from_variant(variant.group(1) or variant.group(2))
