@@ -113,5 +113,8 @@ def test_a_tensorflow_1x_of_unnamed_package_beside_a_cuda_of_another_minor() -> 
     r = run_check("tf-cuda-mismatch", stated({"framework_version": "TF1.6", "system_cuda": "9.1.85"}))
     assert finding_ids(r) == ["tf-cuda-mismatch"] and "GPU build" in r.findings[0].title
     assert r.findings[0].confidence == "likely"
-    assert outcome("tf-cuda-mismatch", stated({"framework_version": "TF1.6", "system_cuda": "9.0"})) == ("ok", [])
+    assert outcome("tf-cuda-mismatch", stated({"framework_version": "TF1.6", "system_cuda": "9.0"})) == (
+        "ok",
+        [],
+    )
     assert outcome("tf-cuda-mismatch", stated({"framework_version": "tensorflow 2.15"}))[0] == "unknown"

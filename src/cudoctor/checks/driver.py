@@ -32,7 +32,8 @@ def driver_too_old(snap: Snapshot) -> list[Finding]:
                 continue
         elif not _driver_below(dv, versions.parse(need)):
             continue
-        supported = driver_cuda or knowledge.max_cuda_for_driver(driver) or "?"
+        supported = driver_cuda or knowledge.max_cuda_for_driver(driver)
+        runs = f" (supports CUDA {supported})" if supported else ""  # older than every driver floor known
         mm = versions.major_minor(str(info["cuda"])) or (0, 0)
         which = f"Driver {driver}" if dv is not None else "The driver"
         out.append(
@@ -40,7 +41,7 @@ def driver_too_old(snap: Snapshot) -> list[Finding]:
                 "driver-too-old",
                 "driver-too-old",
                 Severity.ERROR,
-                f"{which} (supports CUDA {supported}) is too old for {view.describe(name, info)}: {rule}",
+                f"{which}{runs} is too old for {view.describe(name, info)}: {rule}",
                 LAYER,
                 evidence=[
                     f"driver.version = {driver}"
@@ -49,7 +50,7 @@ def driver_too_old(snap: Snapshot) -> list[Finding]:
                     f"framework.{name}.cuda = {info['cuda']}",
                 ],
                 fix=[
-                    _downgrade_hint(name, supported, mm),
+                    _downgrade_hint(name, supported or None, mm),
                     f"Or upgrade the NVIDIA driver to {need} or newer",
                 ],
                 about=[name],
@@ -105,12 +106,14 @@ def _driver_below(driver: versions.Version | None, need: versions.Version | None
     return not versions.at_least(driver, need)
 
 
-def _downgrade_hint(name: str, driver_cuda: str, built: versions.Version) -> str:
-    target = knowledge.torch_variant_for_driver(driver_cuda) if name == "torch" else None
+def _downgrade_hint(name: str, driver_cuda: str | None, built: versions.Version) -> str:
+    target = knowledge.torch_variant_for_driver(driver_cuda) if name == "torch" and driver_cuda else None
     if target:
         return f"Install a PyTorch build for the CUDA your driver supports ({driver_cuda}): pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/{target}"
     if name == "jax":
-        return jax_builds.install_step(None if driver_cuda == "?" else driver_cuda)
+        return jax_builds.install_step(driver_cuda)
+    if driver_cuda is None:  # older than every CUDA's driver floor known: no build runs on it
+        return f"No {view.LABEL.get(name, name)} build runs on this driver: upgrade it"
     return f"Install a {view.LABEL.get(name, name)} build made for CUDA {driver_cuda} or older (built with {versions.fmt(built)})"
 
 
