@@ -99,6 +99,17 @@ def test_round_30_a_dropped_arch_that_is_the_gpus_own_means_the_gpu_is_too_old()
     assert top(explain_text(spark, {"gpu": "NVIDIA GB10"}))[0] == "toolchain-not-found"
 
 
+def test_an_architecture_newer_than_the_stated_toolkit_names_the_toolkit_that_builds_it() -> None:
+    refused = "nvcc fatal   : Unsupported gpu architecture 'compute_86'\n"
+    old = explain_text(refused, {"system_cuda": "cuda 11.0"})
+    first = rank.cause_json(old.causes, 0)["fix"][0]
+    assert first.startswith("Install CUDA 11.1 or newer") and "up to 8.0" in first
+    # a toolkit that builds compute_86 is not the problem: no such step
+    new = explain_text(refused, {"system_cuda": "12.4"})
+    assert not any("Install CUDA 11.1" in f for c in new.causes for f in c.fixes)
+    assert not any("Install CUDA 11.1" in f for c in explain_text(refused, {}).causes for f in c.fixes)
+
+
 def test_cudnn_mapping_error_on_a_gpu_newer_than_old_builds_reads_as_the_build_too_old() -> None:
     """mrnabati/CenterFusion#53: CUDNN_STATUS_MAPPING_ERROR on an RTX 3090 under a CUDA 10 build. An
     Ampere GPU (8.0+) gives the too-old-build reading weight; a Pascal GPU rules it out; no GPU, no change."""

@@ -308,19 +308,21 @@ def tf_cuda_mismatch(snap: Snapshot) -> list[Finding]:
         return []
     have_s = ", ".join(str(t["version"]) for t in toolkits)
     build = "'s GPU build (tensorflow-gpu)" if maybe_gpu else ""
+    # TensorFlow's table writes '9' for 1.5-1.12, whose wheels load libcublas.so.9.0: an exact minor is named
+    cuda = f"{want[0]}.{want[1]}" if exact else row["cuda"]
     return [
         finding(
             "tf-cuda-mismatch",
             "cuda-libs-missing",
             Severity.ERROR,
-            f"TensorFlow {tf.get('version')}{build} is built for CUDA {row['cuda']} / cuDNN {row['cudnn']}, but the CUDA installed is {have_s}",
+            f"TensorFlow {tf.get('version')}{build} is built for CUDA {cuda} / cuDNN {row['cudnn']}, but the CUDA installed is {have_s}",
             LAYER,
             evidence=[
                 f"TensorFlow tested build: CUDA {row['cuda']}, cuDNN {row['cudnn']} ({row['source']})",
                 f"cuda.toolkits: {have_s}",
             ],
             fix=[
-                f"Install CUDA {row['cuda']} and cuDNN {row['cudnn']} (or a TensorFlow version built for CUDA {have_s})"
+                f"Install CUDA {cuda} and cuDNN {row['cudnn']} (or a TensorFlow version built for CUDA {have_s})"
             ],
             about=["tensorflow"],
             confidence="likely" if maybe_gpu else "certain",

@@ -162,6 +162,30 @@ def refused_arch_rule(ranked: dict[str, RankedCause], sm: str, gpus: list[dict[s
     )
 
 
+def toolkit_too_old_rule(ranked: dict[str, RankedCause], sm: str, toolkits: list[str]) -> None:
+    """A compiler refused an architecture newer than the CUDA toolkit in the facts can build ('Unsupported gpu
+    architecture compute_86' from CUDA 11.0's nvcc): the step is the toolkit that builds it, whichever of
+    the GPU's architecture or the tool's version the reader ranks first."""
+    want = versions.cc_tuple(sm)
+    span = knowledge.cuda_span_for_cc(versions.cc_str(want)) if want else None
+    if want is None or span is None:
+        return
+    for cuda in toolkits:
+        known = knowledge.toolkit_cc_range(cuda)
+        if known is None or want <= known[1]:
+            continue
+        newest = versions.cc_str(known[1])
+        reason = f"fact: the CUDA {cuda} toolkit builds up to compute capability {newest}; {sm} needs CUDA {span[0]} or newer"
+        fix = (
+            f"Install CUDA {span[0]} or newer and build with it (CUDA {cuda}'s nvcc builds up to {newest}): put its "
+            "bin/ first on PATH and point CUDA_HOME at it"
+        )
+        for cause in ("arch-unsupported", "toolchain-not-found"):
+            if cause in ranked:
+                bump(ranked, cause, 0.1, reason, fix)
+        return
+
+
 def display_watchdog_rule(ranked: dict[str, RankedCause], gpus: list[dict[str, Any]]) -> None:
     """The display watchdog kills long kernels only on a GPU that drives a display or runs under
     Windows' WDDM driver model: a GPU the facts show doing so confirms it; GPUs that all do neither
