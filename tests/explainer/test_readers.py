@@ -571,3 +571,18 @@ def test_a_library_named_in_words_is_read_like_its_soname() -> None:
     )
     assert got and got[0].facts["library"] == "cudnn" and next(iter(got[0].causes)) == "cudnn-mismatch"
     assert _by("soname", "Loaded the cudnn shared library in 2 ms") == []  # no load failure
+
+
+def test_a_symbol_of_a_newer_cuda_release_missing_from_the_library_loaded() -> None:
+    """glibc names the symbol and the soname that lacks it; nvJitLink's symbols carry their CUDA release."""
+    got = _by("versioned-symbol", "undefined symbol: __nvJitLinkCreate_12_8, version libnvJitLink.so.12")
+    assert got and got[0].facts["symbol_cuda"] == "12.8" and got[0].facts["wheel"] == "nvidia-nvjitlink-cu12"
+    beside = _by(
+        "versioned-symbol",
+        "ImportError: /v/nvidia/cusparse/lib/libcusparse.so.12: undefined symbol: __nvJitLinkAddData_12_1, version libnvJitLink.so.12",
+    )
+    assert beside and beside[0].facts["soname"] == "libnvJitLink.so.12"
+    # the soname after 'version' is the copy that lacks it, not a library that failed to load
+    soname = _by("soname", "undefined symbol: __nvJitLinkCreate_12_8, version libnvJitLink.so.12")
+    assert soname and "does not fit" in soname[0].what and "cuda-libs-missing" not in soname[0].causes
+    assert _by("versioned-symbol", "undefined symbol: cusparseSpSM_analysis, version libcusparse.so.12") == []

@@ -198,6 +198,13 @@ FORMS: list[tuple[str, str, str | None, dict[str, Any]]] = [
     ),
     ("os", "Ubuntu 20.04 (WSL)", None, {"host.os": {"system": "Linux"}, "host.wsl": True}),
     ("os", "Windows 10", None, {"host.os": {"system": "Windows"}, "host.wsl": False}),
+    (  # the system named first is the one: the other is a remark
+        "os",
+        "Linux (Ubuntu; the exact same installation works on Windows)",
+        None,
+        {"host.os": {"system": "Linux"}, "host.wsl": False},
+    ),
+    ("os", "Windows 10 (also tried Ubuntu)", None, {"host.os": {"system": "Windows"}, "host.wsl": False}),
     (
         "os",
         "Ubuntu 20.04 in docker",

@@ -372,3 +372,32 @@ def test_tensorflow_and_cuda_next_to_a_cuda_10_build_is_dropped() -> None:
     assert planner.contradicts(step, planner.Context(framework="tensorflow", cuda="10.0"))
     assert not planner.contradicts(step, planner.Context(framework="tensorflow", cuda="12.3"))
     assert not planner.contradicts(step, planner.Context(framework="tensorflow"))
+
+
+def test_a_library_older_than_the_symbol_it_lacks_gets_nvidias_wheel_of_that_release() -> None:
+    c = planner.Context(
+        framework="torch",
+        soname="libnvJitLink.so.12",
+        symbol_cuda="12.8",
+        library_wheel="nvidia-nvjitlink-cu12",
+    )
+    for cause in ("multiple-toolkits", "requirements-unmet", "env-path-misconfig"):
+        assert steps.for_cause(cause, c)[0].startswith("pip install -U 'nvidia-nvjitlink-cu12>=12.8'")
+    assert steps.for_cause("multiple-toolkits", planner.Context(framework="torch")) == []
+
+
+def test_a_ptxas_the_log_says_is_older_than_a_release_gets_that_release_of_its_major() -> None:
+    root = "W asm_compiler.cc:111] *** WARNING *** You are using ptxas 11.0.221, which is older than 11.1."
+    c = planner.context(Snapshot(origin="none"), framework="jax", root=root)
+    assert c.cuda == "11.1"
+    assert steps.toolchain_not_found(c)[0].startswith(
+        "pip install -U nvidia-cuda-nvcc-cu11  (a ptxas of CUDA 11.1"
+    )
+    assert planner.contradicts("pip install nvidia-cuda-nvcc-cu12", c)
+
+
+def test_cupy_and_nvcc_programs_get_the_driver_of_the_toolkit_installed() -> None:
+    cupy = ctx(framework_version="CuPy==2.2.0", system_cuda="cuda_9.0.176")
+    assert any("384.81" in s for s in steps.driver_too_old(cupy))
+    torch = ctx(framework_version="torch 2.1.0", system_cuda="9.0")  # pip torch brings its own runtime
+    assert not any("384.81" in s for s in steps.driver_too_old(torch))

@@ -11,6 +11,9 @@ Three readers, each pure (one line in, readings out; the tables come from knowle
 - compiled-vs-loaded: a library built against one version and found at another, in any word order
   ("Loaded runtime CuDNN library: 8.0.5 but source was compiled with: 8.1.0"), or a driver said to
   be too old.
+- versioned-symbol: a symbol a CUDA library exports per release, missing from the copy loaded
+  ("undefined symbol: __nvJitLinkCreate_12_8, version libnvJitLink.so.12"): the caller needs that
+  library of CUDA 12.8 or newer and an older one was loaded first.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ class Reading:
 
 def read_line(text: str) -> list[Reading]:
     line = text[:MAX_LINE]
-    return _status_codes(line) + _sonames(line) + _compiled_vs_loaded(line)
+    return _status_codes(line) + _sonames(line) + _compiled_vs_loaded(line) + _versioned_symbol(line)
 
 
 # ------------------------------------------------------------------ status codes
@@ -214,6 +217,7 @@ SONAME = re.compile(
     r"|(?<![\w.-])([A-Za-z][\w-]*?) (?:shared |dynamic |dso )?librar(?:y|ies)\b",  # "cannot load cudnn shared library"
     re.I,
 )
+SYMBOL_VERSION = re.compile(r"undefined symbol: \S+,? version $")  # the soname is the copy that lacks it
 NOT_THE_FAILURE = re.compile(r"(?:required|needed) by\b", re.I)  # the soname after it is not the one missing
 
 
@@ -242,7 +246,7 @@ def _sonames(line: str) -> list[Reading]:
             0
             if after.startswith((": cannot open", " => not found"))
             else 1
-            if WRONG_COPY.search(after)
+            if WRONG_COPY.search(after) or SYMBOL_VERSION.search(line, 0, m.start())
             else 2
         )
         hits.append((rank, m.group(0), ver, row, rank == 1))
@@ -268,6 +272,31 @@ def _sonames(line: str) -> list[Reading]:
             facts["wheel"] = str(row["wheel"]).format(major=major)
     how = "is a copy that does not fit the others" if wrong_copy else "could not be loaded"
     return [Reading("soname", causes, f"{soname} ({row['name']}{' ' + ver if ver else ''}) {how}", facts)]
+
+
+# glibc's 'undefined symbol: NAME, version libX.so.N' for a symbol whose name carries the CUDA release that
+# added it (nvJitLink's __nvJitLinkCreate_12_8)
+VERSIONED_SYMBOL = re.compile(
+    r"undefined symbol: (?P<symbol>\w+?_(?P<major>1\d)_(?P<minor>\d))\b,? version (?P<soname>lib(?P<base>\w+?)\.so\.\d+)"
+)
+
+
+def _versioned_symbol(line: str) -> list[Reading]:
+    m = VERSIONED_SYMBOL.search(line)
+    row = next((r for p, r in _libraries() if m and p.fullmatch(m.group("base"))), None)
+    if m is None or row is None:
+        return []
+    cuda = f"{m.group('major')}.{m.group('minor')}"
+    facts = {
+        "library": row["id"],
+        "soname": m.group("soname"),
+        "symbol_cuda": cuda,
+        "symbol": m.group("symbol"),
+    }
+    if row.get("wheel"):
+        facts["wheel"] = str(row["wheel"]).format(major=m.group("major"))
+    what = f"{m.group('symbol')} is {row['name']}'s of CUDA {cuda}: the {m.group('soname')} loaded is older"
+    return [Reading("versioned-symbol", {"multiple-toolkits": 0.6, "requirements-unmet": 0.4}, what, facts)]
 
 
 def _dll_version(base: str, digits: str) -> str:

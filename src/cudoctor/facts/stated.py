@@ -266,19 +266,24 @@ CONTAINERS = (
 )
 
 
+OS_WORDS = (
+    ("Windows", r"windows|win1\d|\bwin(?:dow)?\s?(?:7|8|10|11)(?!\d)"),  # 'Window 7x64', 'win 10'
+    ("Darwin", r"mac ?os|os x|darwin"),
+    ("Linux", r"linux|ubuntu|debian|cent ?os|fedora|red ?hat|rhel|rocky|almalinux|suse|\bmint\b|pop!?_os"),
+)
+
+
 def os_facts(text: str) -> list[Fact]:
     """'Windows 10' (native), 'Windows 11, WSL2 Ubuntu 22.04' (Linux under WSL), 'Ubuntu 20.04 in docker'."""
     if DRIVE_PATH.match(text):
         text = f"Windows (paths like {text})"
     wsl = bool(re.search(r"\bwsl", text, re.I))
-    system = (
-        "Windows"
-        if re.search(r"windows|win1\d|\bwin(?:dow)?\s?(?:7|8|10|11)(?!\d)", text, re.I)
-        and not wsl  # 'Window 7x64', 'win 10'
-        else "Darwin"
-        if re.search(r"mac ?os|os x|darwin", text, re.I)
-        else "Linux"
-    )
+    named = [  # the system named first: 'Linux (Ubuntu; the same install works on Windows)' is Linux
+        (m.start(), system)
+        for system, pattern in OS_WORDS
+        if (m := re.search(pattern, text, re.I)) and not (wsl and system == "Windows")
+    ]
+    system = min(named)[1] if named else "Linux"
     facts = [
         known("host.os", {"system": system, "name": text}, "stated:os"),
         known("host.wsl", wsl, "stated:os"),

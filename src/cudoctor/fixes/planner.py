@@ -48,6 +48,9 @@ class Context:
     library_wheel: str | None = None  # NVIDIA's wheel of the library the log could not load
     library_cuda: str | None = None  # the CUDA its name carries (libcublas.so.8.0, cudart64_90.dll)
     soname: str | None = None  # that library as the log names it
+    symbol_cuda: str | None = (
+        None  # the CUDA release of a symbol the loaded library lacks (__nvJitLinkCreate_12_8)
+    )
     pythonpath_copy: str | None = None  # the PYTHONPATH entry the framework is imported from, if it is
     root: str = ""  # the log's root error line: a setting or tool it names is relevant whatever the framework
 
@@ -84,12 +87,15 @@ def context(
         if facts.get("library") == "cudnn"
         else None
     )
+    ptxas = compute.PTXAS_OLDER.search(root)  # XLA's 'You are using ptxas 11.0.221, which is older than 11.1'
     return Context(
         framework=framework,
         version=str(info["version"]) if info.get("version") else None,
         dist=str(info["dist"]) if info.get("dist") else None,
         build=info.get("build"),
-        cuda=str(info["cuda"]) if info.get("cuda") else facts.get("cuda_wanted"),
+        cuda=str(info["cuda"])
+        if info.get("cuda")
+        else facts.get("cuda_wanted") or (ptxas.group(2) if ptxas else None),
         driver=str(driver) if driver else None,
         driver_cuda=str(driver_cuda) if driver_cuda else None,
         cc=gpu["cc_t"] if gpu else None,
@@ -104,6 +110,7 @@ def context(
         library_wheel=facts.get("wheel"),
         library_cuda=facts.get("cuda_wanted"),
         soname=facts.get("soname"),
+        symbol_cuda=facts.get("symbol_cuda"),
         pythonpath_copy=view.pythonpath_entry(info, snap),
     )
 

@@ -153,12 +153,15 @@ def _driver_upgrade(ctx: Context) -> list[str]:
         return [
             f"Or upgrade the NVIDIA driver to {ctx.driver_needed} or newer (the CUDA {ctx.cuda} the log asks for)"
         ]
-    if not ctx.cuda:
+    # CuPy built from source and programs built with nvcc use the toolkit's runtime: its CUDA is the one
+    cuda = ctx.cuda or (ctx.system_cuda if ctx.framework in ("cupy", None) else None)
+    if not cuda:
         return []
-    floor = knowledge.driver_floor(ctx.cuda)
+    floor = knowledge.driver_floor(cuda)
     if floor is None:
         return []
-    return [f"Or upgrade the NVIDIA driver to {floor[0]} or newer ({floor[1]})"]
+    toolkit = f"; CUDA {cuda} is the toolkit installed" if not ctx.cuda else ""
+    return [f"Or upgrade the NVIDIA driver to {floor[0]} or newer ({floor[1]}{toolkit})"]
 
 
 def _release_line_for_driver(ctx: Context) -> list[str]:
@@ -327,7 +330,10 @@ def _build_cudnn_major(ctx: Context) -> int | None:
     return None
 
 
-TOO_OLD = re.compile(r"current version is|Unsupported \.version|does not support|too old|newer than", re.I)
+TOO_OLD = re.compile(
+    r"current version is|Unsupported \.version|does not support|too old|newer than|older than", re.I
+)
+PTXAS_OLDER = re.compile(r"\bptxas ([\d.]+\d),? which is older than (\d+\.\d+)")
 
 
 def toolchain_not_found(ctx: Context) -> list[str]:
@@ -337,13 +343,13 @@ def toolchain_not_found(ctx: Context) -> list[str]:
     major = (versions.parse(cuda) or (0,))[0]
     if TOO_OLD.search(ctx.root):  # the log says the ptxas it found is too old: the build's own one was
         newest = knowledge.nvcc_wheel(str(major))
-        return (
-            [
-                f"pip install -U {newest}  (the newest ptxas of CUDA {major}: the one found is older than the code it compiles)"
-            ]
-            if newest
-            else []
+        said = PTXAS_OLDER.search(ctx.root)
+        why = (
+            f"a ptxas of CUDA {said.group(2)} or newer: the log says ptxas {said.group(1)} is older than that"
+            if said
+            else f"the newest ptxas of CUDA {major}: the one found is older than the code it compiles"
         )
+        return [f"pip install -U {newest}  ({why})"] if newest else []
     wheel = knowledge.nvcc_wheel(cuda)
     if wheel:
         return [f"pip install {wheel}  (ptxas and nvcc of CUDA {cuda}, the CUDA your build was made with)"]
@@ -578,9 +584,24 @@ def broken_install(ctx: Context) -> list[str]:
     return steps
 
 
+def older_library_loaded(ctx: Context) -> list[str]:
+    """A symbol of CUDA X.Y's library missing from the copy loaded: NVIDIA's wheel at X.Y or newer, and the
+    older copy off the loader's path."""
+    if not ctx.symbol_cuda or not ctx.library_wheel or not ctx.soname:
+        return []
+    return [
+        f"pip install -U '{ctx.library_wheel}>={ctx.symbol_cuda}'  (what calls {ctx.soname} needs its CUDA "
+        f"{ctx.symbol_cuda} release or newer; an older copy was loaded first: ldconfig -p | grep "
+        f"{ctx.soname.split('.so')[0]} and echo $LD_LIBRARY_PATH show where from, and a system CUDA's lib64 there "
+        "goes before the pip wheel's)"
+    ]
+
+
 def requirements_unmet(ctx: Context) -> list[str]:
     """JAX's packages at one release: its CUDA extra pinned to the installed jax pulls jaxlib, the CUDA
     plugin and the PJRT of that release together (jax.toml [[install]] names the extra of each CUDA major)."""
+    if ctx.symbol_cuda:
+        return older_library_loaded(ctx)
     if ctx.framework != "jax" or not versions.parse(ctx.version or ""):
         return []
     major = ctx.cuda_major or 12
@@ -604,6 +625,8 @@ BY_CAUSE: dict[str, Callable[[Context], list[str]]] = {
     "arch-unsupported": arch_unsupported,
     "broken-install": broken_install,
     "requirements-unmet": requirements_unmet,
+    "multiple-toolkits": older_library_loaded,
+    "env-path-misconfig": older_library_loaded,
 }
 
 
