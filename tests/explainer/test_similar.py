@@ -56,3 +56,15 @@ def test_explain_shows_the_closest_solved_reports_and_nothing_when_none_is_close
     log.write_text("epoch 1 loss 0.25\nepoch 2 loss 0.21\n")
     doc = json.loads(cudoctor(["explain", str(log), "--no-live", "--format", "json"]).stdout)
     assert doc["similar"] == [] and doc["causes"] == []
+
+
+def test_a_pasted_line_that_resembles_a_solved_report_is_explained(tmp_path: Path) -> None:
+    """A log of one line without an error word, pasted as the error (vLLM's advice after its bfloat16 check)."""
+    log = tmp_path / "pasted.log"
+    log.write_text(
+        "You can use float16 instead by explicitly setting the`dtype` flag in CLI, for example: --dtype=half\n"
+    )
+    doc = json.loads(cudoctor(["explain", str(log), "--no-live", "--format", "json"]).stdout)
+    assert doc["causes"] and doc["causes"][0]["id"] == "dtype-mismatch" and doc["root"]["error_looking"]
+    log.write_text("epoch 3 loss 0.19 (use float16 to halve memory)\n")  # nothing like a solved report
+    assert json.loads(cudoctor(["explain", str(log), "--no-live", "--format", "json"]).stdout)["causes"] == []

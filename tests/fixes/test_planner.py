@@ -401,3 +401,10 @@ def test_cupy_and_nvcc_programs_get_the_driver_of_the_toolkit_installed() -> Non
     assert any("384.81" in s for s in steps.driver_too_old(cupy))
     torch = ctx(framework_version="torch 2.1.0", system_cuda="9.0")  # pip torch brings its own runtime
     assert not any("384.81" in s for s in steps.driver_too_old(torch))
+
+
+def test_a_step_for_gpus_older_than_an_architecture_leads_where_the_gpu_is_one() -> None:
+    out = ["Cast one operand so both match", "Use float16 instead of bfloat16 on GPUs older than Ampere"]
+    v100 = planner.Context(cc=(7, 0))
+    assert planner.finish(list(out), v100)[0].startswith("Use float16")
+    assert planner.finish(list(out), planner.Context())[0].startswith("Cast")  # the GPU unknown: as they came

@@ -142,7 +142,9 @@ def to_json(exp: rank.Explanation, framework: str | None = None) -> dict[str, An
             "text": text,
             "signature": None,
             "rank": None,
-            "error_looking": exp.summary is not None or rank.looks_like_error(text),
+            "error_looking": exp.summary is not None
+            or rank.looks_like_error(text)
+            or rank.pasted_excerpt(exp.scan, exp.root_fallback, exp.learned),
         }
         if exp.summary is not None:
             root["summary"] = {

@@ -21,6 +21,7 @@ from cudoctor.explainer import (
     readers,
     setting_rules,
     signatures,
+    similar,
     summaries,
 )
 from cudoctor.explainer.ranked import CONFIRM, RULE_OUT, RankedCause, bump
@@ -90,6 +91,21 @@ SYMPTOM = re.compile(
     r"|^\s*\[PhysicalDevice\(name='/physical_device:CPU:0', device_type='CPU'\)\]\s*$",  # TF lists no GPU
     re.I,
 )
+
+
+PASTED_LINES = 3
+
+
+def pasted_excerpt(
+    scan: ScanResult, fallback: tuple[int, str] | None, learned: evidence.Evidence | None
+) -> bool:
+    """A log of a few lines, none of them error-looking, that resembles a solved report (a close one)."""
+    return (
+        fallback is not None
+        and scan.lines <= PASTED_LINES
+        and learned is not None
+        and any(h.score >= similar.SHOW_AT for h in learned.hits)
+    )
 
 
 def looks_like_error(text: str) -> bool:
@@ -583,7 +599,10 @@ def explain(
         root=root_text,
         log_platform=scope.platform_from_log(text),
     )
-    erring = root is not None or (fallback is not None and looks_like_error(fallback[1]))
+    # a log of a few lines is a pasted excerpt: the person chose those lines as the error, whatever their
+    # words; one that resembles a solved report is explained as one
+    excerpt = pasted_excerpt(scan, fallback, learned)
+    erring = root is not None or (fallback is not None and (looks_like_error(fallback[1]) or excerpt))
     if learned is not None and erring:
         evidence.apply(ranked, learned, evidence.weight_for(root.sig.specificity if root else None))
     causes = sorted(

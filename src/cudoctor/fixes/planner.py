@@ -178,8 +178,17 @@ EXPORT = re.compile(r"\bexport (\w+)=(\S+)")
 
 
 def finish(out: list[str], ctx: Context) -> list[str]:
-    """The steps as a person runs them: on native Windows `export X=1` becomes `set X=1`
-    (PowerShell: $env:X="1"); the first step does not begin with "Or"."""
+    """The steps as a person runs them: a step for GPUs older than this one's architecture first; on
+    native Windows `export X=1` becomes `set X=1` (PowerShell: $env:X="1"); the first step does not
+    begin with "Or"."""
+    # a step for GPUs older than an architecture ('float16 instead of bfloat16 on GPUs older than Ampere') is
+    # the one the facts single out where the GPU is one of them
+    older = [
+        s
+        for s in out
+        if (m := OLDER_THAN_ARCH.search(s)) and ctx.cc is not None and ctx.cc < ARCH_CC[m.group(1)]
+    ]
+    out = older + [s for s in out if s not in older]
     if ctx.platform == "windows":
         out = [EXPORT.sub(lambda m: f'set {m[1]}={m[2]} (PowerShell: $env:{m[1]}="{m[2]}")', s) for s in out]
     if out and out[0].startswith("Or "):
