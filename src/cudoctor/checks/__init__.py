@@ -31,6 +31,9 @@ class Check:
 
 
 REGISTRY: list[Check] = []
+ANY_CAUSE = (
+    "any"  # a check whose findings take their cause from what they read (an error quoted in the facts)
+)
 
 
 class FactMissing(Exception):
@@ -119,6 +122,7 @@ def _load_all() -> None:
         memory,
         onnxruntime,
         probe,
+        quoted,
         release_lines,
         requirements,
         runtime,
@@ -132,7 +136,15 @@ def _load_all() -> None:
     )
 
 
-LAYER_ORDER = ("GPU & driver", "Frameworks", "CUDA toolkits & libraries", "Environment", "CPU BLAS", "Probes")
+LAYER_ORDER = (
+    "GPU & driver",
+    "Frameworks",
+    "CUDA toolkits & libraries",
+    "Environment",
+    "CPU BLAS",
+    "Quoted errors",
+    "Probes",
+)
 
 
 def all_checks() -> list[Check]:

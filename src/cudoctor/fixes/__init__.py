@@ -15,4 +15,8 @@ def checked(snap: Snapshot, only: Sequence[str] = (), ignore: Sequence[str] = ()
     from cudoctor.checks import run_checks
     from cudoctor.fixes.planner import planned
 
+    if snap.value("stated.other") is not None or snap.value("stated.container") is not None:
+        from cudoctor import quoted
+
+        snap = quoted.fill(snap)  # an error quoted in the stated facts, read as explain reads it
     return planned(run_checks(snap, only=only, ignore=ignore), snap)

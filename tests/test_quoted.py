@@ -1,0 +1,51 @@
+"""An error quoted in the stated facts: `check --facts` reads it as explain does and reports the cause it
+names, where no check on the stated versions found that cause."""
+
+from __future__ import annotations
+
+from cudoctor import api, quoted
+from cudoctor.facts.stated import from_stated
+
+DRIVER = (
+    "RuntimeError: The NVIDIA driver on your system is too old (found version 11040), raised when training"
+)
+
+
+def causes(facts: dict[str, str]) -> dict[str, str]:
+    return {f.id: f.cause for f in api.check(facts, live=False).findings}
+
+
+def test_a_quoted_error_that_names_its_cause_is_a_finding() -> None:
+    found = causes({"other": DRIVER})
+    assert found.get("quoted-error") == "driver-too-old"
+    cudnn = causes(
+        {
+            "other": "RuntimeError: cuDNN version mismatch: PyTorch was compiled against 7102 but linked against 7600"
+        }
+    )
+    assert cudnn.get("quoted-error") == "cudnn-mismatch"
+    report = api.check({"other": DRIVER}, live=False)
+    quoted_finding = next(f for f in report.findings if f.id == "quoted-error")
+    assert "found version 11040" in quoted_finding.title and quoted_finding.confidence == "likely"
+    assert quoted_finding.fix  # the steps explain gives, planned from the same facts
+
+
+def test_nothing_quoted_or_nothing_that_names_a_cause_stays_silent() -> None:
+    assert "quoted-error" not in causes({"framework_version": "torch 2.1.0+cu121", "gpu": "RTX 3090"})
+    assert "quoted-error" not in causes({"other": "training works on the CPU, slow on the GPU"})
+    assert "quoted-error" not in causes({"other": "Segmentation fault (core dumped)"})  # names no cause
+    assert quoted.quoted_text(from_stated({})) == ""
+
+
+def test_a_cause_the_stated_versions_show_is_not_reported_twice() -> None:
+    facts = {"driver": "450.80.02", "framework_version": "torch 2.1.0+cu121", "other": DRIVER}
+    found = api.check(facts, live=False).findings
+    assert "quoted-error" not in {f.id for f in found}
+    assert any(f.cause == "driver-too-old" for f in found)  # the driver check says it, with the versions
+
+
+def test_the_fact_is_filled_once_and_only_from_stated_text() -> None:
+    snap = quoted.fill(from_stated({"other": DRIVER}))
+    said = snap.value("stated.quoted_error")
+    assert said["cause"] == "driver-too-old" and said["signature"].startswith("driver-too-old/")
+    assert quoted.fill(snap) is snap
