@@ -118,3 +118,10 @@ def test_a_tensorflow_1x_of_unnamed_package_beside_a_cuda_of_another_minor() -> 
         [],
     )
     assert outcome("tf-cuda-mismatch", stated({"framework_version": "tensorflow 2.15"}))[0] == "unknown"
+
+
+def test_a_cudnn_no_wheel_holds_is_named_from_nvidias_archive() -> None:
+    snap = stated({"framework_version": "tensorflow-gpu 1.14.0", "cudnn": "7.1"})
+    fix = [s for f in run_check("cudnn-version-mismatch", snap).findings for s in f.fix]
+    assert any("cuDNN 7.4 for CUDA 10 from NVIDIA's cuDNN archive" in s for s in fix), fix
+    assert not any("nvidia-cudnn-cu10" in s for s in fix)

@@ -131,3 +131,17 @@ def test_a_conda_cuda_pin_is_the_builds_cuda_and_the_frameworks_own_version_wins
         "9.0",
         "7",
     )  # the installed build's string wins over what was asked for
+
+
+def test_a_cuda_written_next_to_cudnn_is_a_cuda_and_cuda_version_n_is_a_major() -> None:
+    facts = {
+        f.key: f.value for f in toolkit_facts("latest CUDA/cuDNN 10.1 (DLL files titled cudart64_101.dll)")
+    }
+    assert "cudnn.versions" not in facts  # no cuDNN has major 10
+    assert [t["version"] for t in facts["cuda.toolkits"]] == ["10.1"]
+    facts = {f.key: f.value for f in toolkit_facts("CUDA 11.8 / cuDNN 8.9.2")}
+    assert facts["cudnn.versions"] == ["8.9.2"] and facts["cuda.toolkits"][0]["version"] == "11.8"
+    assert [
+        t["version"]
+        for t in dict((f.key, f.value) for f in toolkit_facts("cuda version 11"))["cuda.toolkits"]
+    ] == ["11"]

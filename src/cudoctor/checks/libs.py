@@ -261,12 +261,23 @@ def cudnn_version_mismatch(snap: Snapshot) -> list[Finding]:
                         f"(or move {p['package']} to a release built for cuDNN {wv[0]})"
                         for p in rivals
                     ),
-                    f"pip install 'nvidia-cudnn-cu{cuda_major}>={versions.fmt(wv[:2])}'",
+                    _cudnn_install(cuda_major, wv, str(want)),
                 ],
                 about=[name],
             )
         )
     return out
+
+
+def _cudnn_install(cuda_major: int, want: versions.Version, written: str) -> str:
+    """NVIDIA's cuDNN wheel for this CUDA major at the version wanted, or, where NVIDIA ships none (cuDNN 7,
+    CUDA 10), that cuDNN from its archive."""
+    if knowledge.cudnn_wheel(f"{cuda_major}.0", want[0]):
+        return f"pip install 'nvidia-cudnn-cu{cuda_major}>={versions.fmt(want[:2])}'"
+    return (
+        f"Install cuDNN {written} for CUDA {cuda_major} from NVIDIA's cuDNN archive "
+        "(https://developer.nvidia.com/rdp/cudnn-archive; no pip wheel holds it)"
+    )
 
 
 def _cudnn_rivals(snap: Snapshot, major: int) -> list[dict[str, Any]]:

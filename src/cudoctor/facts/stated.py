@@ -210,6 +210,7 @@ def framework_facts(
     return [known(f"framework.{name}", info, "stated:framework_version")]
 
 
+CUDNN_NEWEST_MAJOR = 9
 CUDNN_WRITTEN = re.compile(r"\bcu?dnn\s*v?\s*(\d+(?:\.\d+)*)", re.I)  # 'cuDNN 8.9.2' beside a CUDA
 
 
@@ -224,15 +225,17 @@ def toolkit_facts(text: str) -> list[Fact]:
     """'11.8', 'cudatoolkit 11.3 (conda)', '10.2 system-wide plus 11.6 ...'; a cuDNN named beside
     them ('CUDA 11.8 / cuDNN 8.9.2') is the `cudnn.versions` fact, not a toolkit."""
     facts = []
-    cudnn = CUDNN_WRITTEN.findall(text)
+    # 'CUDA/cuDNN 10.1' names a CUDA: no cuDNN has a major past 9
+    is_cudnn = lambda m: int(m.group(1).split(".")[0]) <= CUDNN_NEWEST_MAJOR  # noqa: E731
+    cudnn = [m.group(1) for m in CUDNN_WRITTEN.finditer(text) if is_cudnn(m)]
     if cudnn:
         facts.append(known("cudnn.versions", cudnn, "stated:system_cuda"))
-    rest = CUDNN_WRITTEN.sub(" ", text)
+    rest = CUDNN_WRITTEN.sub(lambda m: " " if is_cudnn(m) else m.group(1), text)
     number = r"(?<![\d.])(\d{1,2}\.\d+(?:\.\d+)?)(?![\d.])"
     found = outside_remarks(number, rest)  # '12.5 (V12.5.82)': one toolkit
     if not found:  # 'cuda 9', 'Cuda 11', '12 (the cluster's module)': the major alone (compared as X.0)
         majors = re.findall(
-            r"\bcuda(?:toolkit)?\s*v?(\d{1,2})\b(?![.\d])|^\s*(\d{1,2})\b(?![.\d])", rest, re.I
+            r"\bcuda(?:toolkit)?\s*(?:version\s*)?v?(\d{1,2})\b(?![.\d])|^\s*(\d{1,2})\b(?![.\d])", rest, re.I
         )
         found = [a or b for a, b in majors]
     toolkits = [
