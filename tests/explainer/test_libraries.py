@@ -11,7 +11,7 @@ from tests.explainer.helpers import ASYNC, explain_text, top
 
 def test_torchvision_missing_operator_points_at_the_torch_pair() -> None:
     exp = explain_text("RuntimeError: operator torchvision::nms does not exist\n")
-    assert top(exp)[0] == "multiple-toolkits"
+    assert top(exp)[0] == "requirements-unmet"  # torchvision pins the torch it was built for
     assert "pip install torch==<your torch version> torchvision" in exp.causes[0].fixes[0]
 
 
