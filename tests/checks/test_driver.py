@@ -154,3 +154,15 @@ def test_driver_userspace_mismatch() -> None:
     assert outcome("driver-userspace-mismatch", stated({"driver": "550.54.15"}))[0] == "unknown"
     same = stated({"driver": "550.54.15"}, driver__userspace_version="550.54.15")
     assert outcome("driver-userspace-mismatch", same) == ("ok", [])
+
+
+def test_a_cuda_build_beside_only_gpus_cuda_cannot_use() -> None:
+    igpu = stated(
+        {"gpu": "integrated Intel Iris Xe Graphics (no NVIDIA GPU)", "framework_version": "torch 2.0.0+cu118"}
+    )
+    r = run_check("no-gpu-visible", igpu)
+    assert finding_ids(r) == ["no-nvidia-gpu"] and "Iris Xe" in r.findings[0].title
+    both = stated({"gpu": "RTX 3060 + Intel UHD 630", "framework_version": "torch 2.0.0+cu118"})
+    assert finding_ids(run_check("no-gpu-visible", both)) == []  # the NVIDIA GPU is the one CUDA uses
+    no_build = stated({"gpu": "AMD Radeon RX 6800"})
+    assert finding_ids(run_check("no-gpu-visible", no_build)) == []  # no CUDA framework stated

@@ -507,3 +507,15 @@ def test_versions_written_the_way_tools_print_them() -> None:
     assert from_stated({"cudnn": "libcudnn.so.5.1.10 only"}).value("cudnn.versions") == ["5.1.10"]
     driver = from_stated({"other": "torch._C._cuda_getDriverVersion() returns 9010"})
     assert driver.value("driver.cuda_version") == "9.1"
+
+
+def test_gpus_cuda_cannot_use_are_not_devices() -> None:
+    only = from_stated({"gpu": "integrated Intel Iris Xe Graphics (no NVIDIA GPU)"})
+    assert only.value("gpu.devices") == [] and only.value("gpu.not_nvidia")
+    mixed = from_stated({"gpu": "AMD Ryzen 9 5900X, RTX 3090"})
+    assert [d["name"] for d in mixed.value("gpu.devices")] == ["RTX 3090"] and mixed.value(
+        "gpu.not_nvidia"
+    ) is None
+    assert (
+        from_stated({"gpu": "NVIDIA GeForce RTX 4090 (no Intel GPU)"}).value("gpu.devices")[0]["cc"] == "8.9"
+    )

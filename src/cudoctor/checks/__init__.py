@@ -194,6 +194,7 @@ FINDING_IDS = {
     "container-without-gpus": "no-gpu-visible",
     "container-without-gpu-compute": "no-gpu-visible",
     "no-driver": "no-gpu-visible",
+    "no-nvidia-gpu": "no-gpu-visible",
     "toolkit-needs-newer-driver": "toolkit-newer-than-driver",
     "container-needs-newer-driver": "driver-too-old",
     "ptxas-newer-than-driver-cuda": "toolkit-newer-than-driver",

@@ -151,6 +151,21 @@ def no_gpu_visible(snap: Snapshot) -> list[Finding]:
     hidden = _visible_devices_finding(cvd, devices, names)
     if hidden:
         return [hidden]
+    others = snap.value("gpu.not_nvidia")
+    if others and not devices:
+        return [
+            finding(
+                "no-nvidia-gpu",
+                "no-gpu-visible",
+                Severity.ERROR,
+                f"{names} is a CUDA build, but the GPU stated is {', '.join(others)}: CUDA runs on NVIDIA GPUs only",
+                LAYER,
+                evidence=[f"gpu (stated): {', '.join(others)}"],
+                fix=[
+                    "Run on a machine with an NVIDIA GPU, or install the CPU build (the GPU stated has no CUDA)"
+                ],
+            )
+        ]
     if snap.status("driver.version").value == "absent":
         pci = snap.value("gpu.pci") or []
         what = (

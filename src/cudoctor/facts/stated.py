@@ -112,8 +112,27 @@ def _model_cc(name: str) -> tuple[str, str] | None:
     return hit
 
 
+# A GPU CUDA cannot use, as people name it beside or instead of an NVIDIA one ('integrated Intel Iris Xe
+# Graphics (no NVIDIA GPU)', 'AMD Radeon RX 6800', 'Apple M2'); an NVIDIA name anywhere in the part wins
+NOT_NVIDIA = re.compile(
+    r"\b(?:intel|iris|(?:u?hd|arc) graphics|arc a\d{3}|amd|radeon|apple m[1-9]|mali|adreno)\b|\bno nvidia\b",
+    re.I,
+)
+NVIDIA_WORDS = re.compile(r"\b(?:nvidia|geforce|gtx|rtx|quadro|tesla|titan|jetson)\b", re.I)
+
+
+def _not_nvidia(name: str) -> bool:
+    if NVIDIA_WORDS.search(re.sub(r"\bno nvidia\b", " ", name, flags=re.I)) or _model_cc(name):
+        return False
+    return NOT_NVIDIA.search(name) is not None
+
+
 def gpu_facts(gpu: str, cc_text: str) -> list[Fact]:
     names = split_gpus(gpu) if gpu else []
+    others = [n for n in names if _not_nvidia(n)]
+    names = [n for n in names if n not in others]
+    if others and not names:  # only GPUs CUDA cannot use: no NVIDIA GPU, as stated
+        return [known("gpu.devices", [], "stated:gpu"), known("gpu.not_nvidia", others, "stated:gpu")]
     said = cc_text or cc_said(gpu)
     stated_cc = versions.cc_tuple(said) if said else None
     devices = []
