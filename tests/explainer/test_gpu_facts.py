@@ -120,3 +120,18 @@ def test_cudnn_mapping_error_on_a_gpu_newer_than_old_builds_reads_as_the_build_t
     assert any("8.0+ GPUs" in r for r in ampere.causes[0].reasons)
     pascal = explain_text(line, {"gpu": "GTX 1080"})
     assert "arch-unsupported" not in top(pascal)[:2]
+
+
+def test_a_frameworks_verdict_that_its_build_cannot_use_the_gpu_is_the_root_over_a_library_load() -> None:
+    """Whisper-GUI on an RTX 5080: a cuDNN 8 DLL of the old build is missing, and PyTorch says the build
+    has no code for sm_120; a build for the GPU (which brings its own cuDNN) is the fix."""
+    log = (
+        "Could not locate cudnn_ops_infer64_8.dll. Please make sure it is in your library path!\n"
+        "UserWarning:\n"
+        "NVIDIA GeForce RTX 5080 with CUDA capability sm_120 is not compatible with the current PyTorch installation.\n"
+    )
+    exp = explain_text(log, {"gpu": "NVIDIA GeForce RTX 5080"})
+    assert exp.root is not None and exp.root.sig.id == "arch-unsupported/torch-capability-not-compatible"
+    assert top(exp)[0] == "arch-unsupported"
+    alone = explain_text(log.splitlines()[0] + "\n")
+    assert alone.root is not None and top(alone)[0] == "cudnn-mismatch"

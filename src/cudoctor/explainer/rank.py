@@ -53,12 +53,13 @@ class Explanation:
 
 
 def pick_root(matches: list[Match]) -> Match | None:
-    """The most specific error match, the earliest among equally specific ones; a warning
+    """The most specific error match, the earliest among equally specific ones (a framework's verdict that
+    its build cannot use the GPU before any: a new build is the fix whatever else failed to load); a warning
     signature only when no error matched."""
     errors = [m for m in matches if not m.sig.is_context]
     if not errors:
         return None
-    return min(errors, key=lambda m: (m.sig.warning, -m.sig.specificity, m.line))
+    return min(errors, key=lambda m: (m.sig.warning, -m.sig.specificity, not m.sig.unusable_build, m.line))
 
 
 def relevant(matches: list[Match]) -> list[Match]:

@@ -102,6 +102,7 @@ class Signature:
     gpu_arch: bool = False  # the option refused is the GPU's own architecture (a stated GPU stands for it)
     library_ran: bool = False  # a status the CUDA library itself returned: the libraries were found
     warning: bool = False  # a warning beside the failure: the root error only when no error matched
+    unusable_build: bool = False  # the framework's verdict that its build cannot use this GPU at all
     why: str | None = None  # what this error means, said in place of its primary cause's general why
     on_wsl: dict[str, float] = dataclasses.field(
         default_factory=dict
@@ -279,6 +280,7 @@ def load() -> tuple[Signature, ...]:
             gpu_arch=bool(row.get("gpu_arch", False)),
             library_ran=bool(row.get("library_ran", False)),
             warning=bool(row.get("warning", False)),
+            unusable_build=bool(row.get("unusable_build", False)),
             why=row.get("why"),
             on_wsl={str(k): float(v) for k, v in row.get("on_wsl", {}).items()},
             on_windows={str(k): float(v) for k, v in row.get("on_windows", {}).items()},
