@@ -259,3 +259,31 @@ def test_newer_releases_that_compare_majors_only_stay_silent_on_a_minor(tmp_path
     report = tmp_path / "freeze.txt"
     report.write_text("torch==2.8.0+cu128\ntorchvision==0.23.0+cu126\n")
     assert report_findings(report) == []
+
+
+def _release(facts: dict[str, str]) -> list[str]:
+    from cudoctor import api
+
+    return [f.id for f in api.check(facts, live=False).findings if f.cause == "requirements-unmet"]
+
+
+def test_a_torchvision_of_another_torch_release_is_a_requirement_unmet() -> None:
+    fired = {
+        "framework_version": "torch 2.4.0+cu121",
+        "other": "torchvision 0.20.1+cu124 (pip show torchvision)",
+    }
+    assert _release(fired) == ["companion-release-mismatch"]
+    assert _release({"framework_version": "torch 2.4.0+cu121", "other": "torchvision 0.19.1+cu121"}) == []
+    assert (
+        _release({"framework_version": "torch 2.13.0", "other": "torchvision 0.28.0"}) == []
+    )  # past the table
+    assert _release({"framework_version": "torch 2.4.0"}) == []  # no torchvision stated
+
+
+def test_an_untagged_stated_torchvision_says_nothing_of_its_cuda() -> None:
+    from cudoctor import api
+
+    found = api.check(
+        {"framework_version": "torch 2.6.0+cu124", "other": "torchvision 0.21.0"}, live=False
+    ).findings
+    assert not [f for f in found if f.id == "companion-cuda-mismatch"]

@@ -71,3 +71,11 @@ def test_dll_names_and_percent_path_mean_native_windows() -> None:
     )
     assert scope.platform_from_log("OSError: libcudart.so.10.0: cannot open shared object file") is None
     assert scope.platform_from_log("loading mydll.dll from the plugin folder") is None
+
+
+def test_a_list_of_one_entry_per_framework_keeps_the_failing_frameworks() -> None:
+    step = "Or upgrade it (torch >= 2.3, tensorflow >= 2.18 for NumPy 2, or the module's latest release)"
+    assert scope.trim(step, "torch") == "Or upgrade it (torch >= 2.3, or the module's latest release)"
+    prose = "conda install x  (TensorFlow 1.14.0 was built with CUDA 10.0, cuDNN 7.4)"
+    assert scope.trim(prose, "torch") == prose  # prose about one framework, not a list of them
+    assert scope.trim(step, None) == step

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cudoctor import versions
+from cudoctor import knowledge, versions
 from cudoctor.checks import check, finding
 from cudoctor.model import Finding, Severity, Snapshot
 
@@ -64,6 +64,8 @@ def _mismatch(
     name: str, info: dict[str, Any], torch_cuda: str, torch_version: str
 ) -> tuple[Severity, str] | None:
     """Severity and title when `name` was built for another CUDA than torch (or with or without one)."""
+    if info.get("build_unknown"):
+        return None  # stated without a +cuXY / +cpu tag: its build is not known
     major = info.get("cuda_major")
     label = f"{name} {info.get('version')}"
     if torch_cuda and major and torch_cuda.split(".")[0] != major:
@@ -103,3 +105,47 @@ def _refuses_minor(name: str, info: dict[str, Any]) -> bool:
     if name == "torchvision":
         return (0,) < version < (0, 16)
     return name == "torchaudio" and (0,) < version < (2, 12)
+
+
+@check(
+    "companion-release-mismatch",
+    "requirements-unmet",
+    LAYER,
+    requires=("python.torch_companions", "framework.torch"),
+)
+def companion_release_mismatch(snap: Snapshot) -> list[Finding]:
+    """torchvision of another release than torch's (torchvision pins the torch it was built for: 0.20 is
+    torch 2.5's): its compiled operators do not load ('operator torchvision::nms does not exist'). From
+    the torch.toml [[torchvision]] table; a release the table lacks says nothing."""
+    torch = snap.value("framework.torch") or {}
+    version = str(torch.get("version") or "")
+    info = (snap.value("python.torch_companions") or {}).get("torchvision") or {}
+    own = knowledge.torchvision_pair(torch_version=version) if version else None
+    theirs = knowledge.torchvision_pair(torchvision=str(info.get("version") or "")) if info else None
+    if own is None or theirs is None or own["torch"] == theirs["torch"]:
+        return []
+    torch_cuda = str(torch.get("cuda") or "") if torch.get("build") == "cuda" else ""
+    tag = "cu" + torch_cuda.replace(".", "") if torch_cuda else "cpu"
+    plain = version.split("+")[0]
+    return [
+        finding(
+            "companion-release-mismatch",
+            "requirements-unmet",
+            Severity.ERROR,
+            f"torchvision {info['version']} is torch {theirs['torch']}'s, but torch is {version}: its compiled "
+            f"operators do not load ('operator torchvision::nms does not exist')",
+            LAYER,
+            evidence=[
+                f"torchvision: {info.get('evidence')}",
+                f"{own['source']}: torch {own['torch']} pairs with torchvision {own['torchvision']}",
+            ],
+            fix=[
+                f"pip install 'torch=={plain}' 'torchvision=={own['torchvision']}.*' --index-url {INDEX}/{tag}  "
+                f"(torch {own['torch']}'s torchvision, from torch's own index)",
+                f"Or move both to torch {theirs['torch']}: pip install 'torch=={theirs['torch']}.*' "
+                f"'torchvision=={theirs['torchvision']}.*' --index-url {INDEX}/{tag}",
+            ],
+            subject="torch",
+            generic_fixes=False,
+        )
+    ]

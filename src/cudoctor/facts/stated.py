@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cudoctor import knowledge, versions
-from cudoctor.facts import stated_builds
+from cudoctor.facts import companions, stated_builds
 from cudoctor.model import Fact, Snapshot, known
 
 KEYS = (
@@ -500,6 +500,35 @@ def _stated_packages(snap: Snapshot, text: str) -> None:
 GPU_WANTED = re.compile(r"\b(?:gpus?|cuda|nvidia|geforce|rtx|tesla)\b", re.I)
 
 
+COMPANION_WRITTEN = re.compile(
+    r"\b(torchvision|torchaudio)\s*(?:==|=|:|\s)\s*v?(\d+\.\d+(?:\.\d+)?(?:\+(?:cu\d+|cpu))?)", re.I
+)
+
+
+def _stated_companions(snap: Snapshot, text: str) -> None:
+    """torchvision / torchaudio written with their version ('torchvision 0.20.1+cu124 (pip show torchvision)'):
+    the same fact a package list gives, with the CUDA a +cuXY tag names."""
+    out: dict[str, Any] = {}
+    for m in COMPANION_WRITTEN.finditer(text):
+        name, version = m.group(1).lower(), m.group(2)
+        tag = companions.LOCAL_TAG.search(version)
+        digits = (tag.group(2) or "") if tag else ""
+        out.setdefault(
+            name,
+            {
+                "version": version,
+                "cuda_major": digits[:-1] or None,
+                "cuda": f"{digits[:-1]}.{digits[-1]}" if digits else None,
+                "evidence": f"stated: {m.group(0)}",
+                **(
+                    {} if tag else {"build_unknown": True}
+                ),  # PyPI's untagged wheel: CUDA or not, per platform
+            },
+        )
+    if out and snap.value("python.torch_companions") is None:
+        snap.add(known("python.torch_companions", out, "stated"))
+
+
 def _gpu_wanted(snap: Snapshot, text: str) -> str | None:
     """Why the stated facts say a GPU is wanted, or None."""
     if snap.value("cuda.toolkits"):
@@ -537,6 +566,7 @@ def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) ->
     _jax_on_cpu(snap, get("other"))
     _cpu_without_avx(snap, " ".join([get("other"), get("os"), get("container")]))
     _stated_packages(snap, get("framework_version") + "\n" + get("other"))
+    _stated_companions(snap, get("framework_version") + "\n" + get("other"))
     for fact in python_facts(get("python")) + container_facts(
         get("container") + " " + get("other"), "container"
     ):

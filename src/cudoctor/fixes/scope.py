@@ -48,7 +48,27 @@ def trim(step: str, framework: str | None) -> str | None:
     kept = [p for p in parts if not ((m := LABEL.match(p)) and LABEL_NAME[m.group(1)] != framework)]
     if not kept:
         return None
-    return _alternatives(step if len(kept) == len(parts) else "; ".join(kept), framework)
+    alt = _alternatives(step if len(kept) == len(parts) else "; ".join(kept), framework)
+    return _listed(alt, framework) if alt is not None else None
+
+
+def _listed(step: str, framework: str) -> str:
+    """ "(torch >= 2.3, tensorflow >= 2.18 for NumPy 2, or the module's latest release)": of a list in
+    parentheses, the items that name no other framework (the list stays whole if that would empty it)."""
+
+    def keep(m: re.Match[str]) -> str:
+        items = m.group(1).split(", ")
+        named = {f for i in items for f in FRAMEWORK_NAMES if names(f, i)}
+        if len(items) < 2 or len(named) < 2:  # a list of one entry per framework, not prose about one
+            return m.group(0)
+        other = [
+            any(names(f, i) for f in FRAMEWORK_NAMES if f != framework) and not names(framework, i)
+            for i in items
+        ]
+        kept = [i for i, o in zip(items, other, strict=True) if not o]
+        return m.group(0) if not kept or len(kept) == len(items) else f"({', '.join(kept)})"
+
+    return re.sub(r"\(([^()]*)\)", keep, step)
 
 
 FRAMEWORK_NAMES = FRAMEWORKS

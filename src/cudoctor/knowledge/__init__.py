@@ -315,6 +315,18 @@ def torch_variant(version: str, cuda: str | None) -> str | None:
     return f"cu{mm[0]}{mm[1]}" if mm else None
 
 
+def torchvision_pair(
+    torch_version: str | None = None, torchvision: str | None = None
+) -> dict[str, str] | None:
+    """The torch.toml [[torchvision]] row of a torch release (major.minor) or of a torchvision release."""
+    for row in table("torch").get("torchvision", []):
+        if torch_version and versions.major_minor(torch_version) == versions.major_minor(row["torch"]):
+            return dict(row)
+        if torchvision and versions.major_minor(torchvision) == versions.major_minor(row["torchvision"]):
+            return dict(row)
+    return None
+
+
 def torch_archs(version: str, variant: str) -> tuple[list[str], dict[str, Any]] | None:
     """Arch list ('8.6', '9.0+PTX') of the official wheel for a torch version and variant."""
     v = versions.parse(version)
