@@ -66,21 +66,28 @@ def collect(sys_path: Sequence[str], installed: Mapping[str, str]) -> Fact:
 LOCAL_TAG = re.compile(r"\+(cu(\d+)|cpu)$")
 
 
+def by_tag(version: str, evidence: str) -> dict[str, Any]:
+    """What a companion's version says of its build: +cu118 is CUDA 11.8, +cpu none; without a tag
+    (PyPI's wheels) nothing (`build_unknown`)."""
+    m = LOCAL_TAG.search(version)
+    digits = (m.group(2) or "") if m else ""  # the last digit is the minor: cu118, cu92
+    return {
+        "version": version,
+        "cuda_major": digits[:-1] or None,
+        "cuda": f"{digits[:-1]}.{digits[-1]}" if digits else None,
+        "evidence": evidence,
+        **({} if m else {"build_unknown": True}),
+    }
+
+
 def from_version_tags(installed: Mapping[str, str]) -> Fact:
     """The same fact from a report that lists versions only (pip list, conda list, collect_env): a local
     tag +cu118 says CUDA 11, +cpu no CUDA; a version without one (PyPI's builds) says nothing."""
     out: dict[str, Any] = {}
     for name in COMPANIONS:
         version = installed.get(name) or ""
-        m = LOCAL_TAG.search(version)
-        if m:
-            digits = m.group(2) or ""  # the last digit is the minor: cu118, cu92
-            out[name] = {
-                "version": version,
-                "cuda_major": digits[:-1] or None,
-                "cuda": f"{digits[:-1]}.{digits[-1]}" if digits else None,
-                "evidence": f"its version {version} carries +{m.group(1)}",
-            }
+        if LOCAL_TAG.search(version):
+            out[name] = by_tag(version, f"its version {version} carries +{version.rpartition('+')[2]}")
     if not out:
         return absent(
             "python.torch_companions", "package list", "no torchvision or torchaudio with a +cu/+cpu tag"

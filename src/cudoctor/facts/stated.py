@@ -510,21 +510,7 @@ def _stated_companions(snap: Snapshot, text: str) -> None:
     the same fact a package list gives, with the CUDA a +cuXY tag names."""
     out: dict[str, Any] = {}
     for m in COMPANION_WRITTEN.finditer(text):
-        name, version = m.group(1).lower(), m.group(2)
-        tag = companions.LOCAL_TAG.search(version)
-        digits = (tag.group(2) or "") if tag else ""
-        out.setdefault(
-            name,
-            {
-                "version": version,
-                "cuda_major": digits[:-1] or None,
-                "cuda": f"{digits[:-1]}.{digits[-1]}" if digits else None,
-                "evidence": f"stated: {m.group(0)}",
-                **(
-                    {} if tag else {"build_unknown": True}
-                ),  # PyPI's untagged wheel: CUDA or not, per platform
-            },
-        )
+        out.setdefault(m.group(1).lower(), companions.by_tag(m.group(2), f"stated: {m.group(0)}"))
     if out and snap.value("python.torch_companions") is None:
         snap.add(known("python.torch_companions", out, "stated"))
 
