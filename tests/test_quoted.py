@@ -49,3 +49,18 @@ def test_the_fact_is_filled_once_and_only_from_stated_text() -> None:
     said = snap.value("stated.quoted_error")
     assert said["cause"] == "driver-too-old" and said["signature"].startswith("driver-too-old/")
     assert quoted.fill(snap) is snap
+
+
+def test_a_library_quoted_as_the_one_that_could_not_be_loaded_names_its_cause() -> None:
+    found = causes(
+        {
+            "framework_version": "TensorFlow 2.5.0",
+            "other": "title: CUDA 11.2/TF 2.5.0 Failed to load libcudnn.so.8",
+        }
+    )
+    assert (
+        found.get("quoted-error") == "cudnn-mismatch"
+    )  # a missing cuDNN library is cudnn-mismatch (taxonomy)
+    assert "quoted-error" not in causes(
+        {"other": "Possibly insufficient driver version: 390.77.0"}
+    )  # a hedge

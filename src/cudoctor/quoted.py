@@ -63,7 +63,8 @@ NAMES_ITS_CAUSE = 0.8  # a reader's weight from which what a line names is its c
 def _named(exp: rank.Explanation) -> tuple[str, str] | None:
     """(the quoted line, what read it) where the quoted error names its cause: a signature that names it
     (specificity 3), or with no signature a reader of two versions the line compares (compiled against and
-    loaded, a symbol's release and the library loaded) giving that cause most of its weight; None otherwise."""
+    loaded, a symbol's release and the library loaded) or of the library that could not be loaded, giving
+    that cause most of its weight; None otherwise."""
     from cudoctor.explainer import readers
 
     if not exp.causes:
@@ -78,6 +79,7 @@ def _named(exp: rank.Explanation) -> tuple[str, str] | None:
         # both versions stated ('compiled against 7102 but linked against 7600'), not a hedge ('Possibly
         # insufficient driver version: 390.77')
         compared = {"compiled", "loaded"} <= reading.facts.keys() or "symbol_cuda" in reading.facts
-        if compared and weight >= NAMES_ITS_CAUSE and cause == exp.causes[0].id:
+        named = reading.reader == "soname"  # a library named as the one that could not be loaded
+        if (compared or named) and weight >= NAMES_ITS_CAUSE and cause == exp.causes[0].id:
             return text, f"reader {reading.reader}"
     return None
