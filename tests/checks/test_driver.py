@@ -166,3 +166,13 @@ def test_a_cuda_build_beside_only_gpus_cuda_cannot_use() -> None:
     assert finding_ids(run_check("no-gpu-visible", both)) == []  # the NVIDIA GPU is the one CUDA uses
     no_build = stated({"gpu": "AMD Radeon RX 6800"})
     assert finding_ids(run_check("no-gpu-visible", no_build)) == []  # no CUDA framework stated
+
+
+def test_a_native_windows_driver_is_held_to_windows_floors() -> None:
+    win = stated({"os": "Windows 10", "framework_version": "torch 2.1.0+cu118", "driver": "451.48"})
+    r = run_check("driver-too-old", win)
+    assert finding_ids(r) == ["driver-too-old"] and "452.39" in r.findings[0].title
+    linux = stated({"os": "Ubuntu 22.04", "framework_version": "torch 2.1.0+cu118", "driver": "451.48"})
+    assert finding_ids(run_check("driver-too-old", linux)) == []  # 450.80.02 is Linux's floor
+    old = stated({"os": "Windows 7", "framework_version": "torch 1.2.0+cu100", "driver": "342.01"})
+    assert "411.31" in run_check("driver-too-old", old).findings[0].title

@@ -22,8 +22,11 @@ def driver_too_old(snap: Snapshot) -> list[Finding]:
     dv = versions.parse(driver)
     driver_cuda = snap.value("driver.cuda_version")
     out = _image_needs_newer_driver(snap, dv, driver, driver_cuda)
+    windows = (
+        view.platform(snap) == "windows"
+    )  # WSL2 runs the Windows driver, but reports its Linux-side version
     for name, info in view.cuda_frameworks(snap):
-        floor = knowledge.driver_floor(str(info["cuda"]))
+        floor = knowledge.driver_floor(str(info["cuda"]), windows)
         if floor is None:
             continue
         need, rule = floor

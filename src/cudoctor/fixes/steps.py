@@ -138,7 +138,7 @@ def _torch_install(ctx: Context, why: str) -> list[str]:
     steps.append(("Or " + step[0].lower() + step[1:] if steps else step) + ")")
     alt = None if ctx.driver_cuda else older_driver_alternative(best, ctx)
     if alt is not None:
-        floor = knowledge.driver_floor(versions.cuda_from_variant(variant) or "")
+        floor = knowledge.driver_floor(versions.cuda_from_variant(variant) or "", ctx.platform == "windows")
         below = f" (below {floor[0]})" if floor else ""
         steps.append(
             f"Or, if nvidia-smi shows a driver too old for CUDA {cuda}{below}: {_install_line(*alt)}  "
@@ -157,7 +157,7 @@ def _driver_upgrade(ctx: Context) -> list[str]:
     cuda = ctx.cuda or (ctx.system_cuda if ctx.framework in ("cupy", None) else None)
     if not cuda:
         return []
-    floor = knowledge.driver_floor(cuda)
+    floor = knowledge.driver_floor(cuda, ctx.platform == "windows")
     if floor is None:
         return []
     toolkit = f"; CUDA {cuda} is the toolkit installed" if not ctx.cuda else ""
@@ -178,7 +178,7 @@ def _release_line_for_driver(ctx: Context) -> list[str]:
         f"(CUDA {ctx.driver_cuda}) runs)"
     ]
     newest = max(lines, key=lambda r: int(r["cuda_major"]))
-    floor = knowledge.driver_floor(f"{newest['cuda_major']}.0")
+    floor = knowledge.driver_floor(f"{newest['cuda_major']}.0", ctx.platform == "windows")
     if newest is not row and floor:
         steps.append(
             f"Or upgrade the NVIDIA driver to {floor[0]} or newer to keep {newest['package']}{newest['spec']} "

@@ -149,25 +149,33 @@ def driver_row(cuda: str) -> dict[str, Any] | None:
     return None
 
 
-def minor_compat_floor(cuda_major: int) -> str | None:
+def _floor_of(row: dict[str, Any], windows: bool) -> str:
+    """A table row's driver floor: Windows' where asked and the row has one ('N/A': none), else Linux's."""
+    win = str(row.get("windows_min") or "")
+    return win if windows and versions.parse(win) else str(row["linux_min"])
+
+
+def minor_compat_floor(cuda_major: int, windows: bool = False) -> str | None:
     for row in table("cuda_driver")["minor_compat"]:
         if row["cuda_major"] == cuda_major:
-            return str(row["linux_min"])
+            return _floor_of(row, windows)
     return None
 
 
-def driver_floor(cuda: str) -> tuple[str, str] | None:
-    """Lowest Linux driver that runs code built with `cuda`, and the rule that says so."""
+def driver_floor(cuda: str, windows: bool = False) -> tuple[str, str] | None:
+    """Lowest driver that runs code built with `cuda`, and the rule that says so: Linux's, or on native
+    Windows its own numbering where the table has it (release notes table 3, the minor-compatibility floors)."""
     mm = versions.major_minor(cuda)
     if mm is None:
         return None
     if mm[0] >= 11:
-        floor = minor_compat_floor(mm[0])
+        floor = minor_compat_floor(mm[0], windows)
         if floor:
             return floor, f"CUDA {mm[0]}.x minor-version compatibility needs driver >= {floor}"
     row = driver_row(cuda)
     if row:
-        return row["linux_min"], f"CUDA {cuda} needs driver >= {row['linux_min']} (release notes table 3)"
+        need = _floor_of(row, windows)
+        return need, f"CUDA {cuda} needs driver >= {need} (release notes table 3)"
     return None
 
 
