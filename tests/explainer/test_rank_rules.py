@@ -43,6 +43,7 @@ def test_failures_told_in_other_words_look_like_errors() -> None:
         "Fused conv implementation does not support grouped convolutions for now",
         "the command `nvidia-smi` didn't work in docker",
         "torch.cuda.is_available() = False",
+        "Cuda not compiled",  # a CPU-only build, in a script's own words
     ):
         assert rank.looks_like_error(line), line
     for line in (

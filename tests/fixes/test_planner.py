@@ -408,3 +408,13 @@ def test_a_step_for_gpus_older_than_an_architecture_leads_where_the_gpu_is_one()
     v100 = planner.Context(cc=(7, 0))
     assert planner.finish(list(out), v100)[0].startswith("Use float16")
     assert planner.finish(list(out), planner.Context())[0].startswith("Cast")  # the GPU unknown: as they came
+
+
+def test_a_cpu_build_is_replaced_first_by_the_same_release_in_a_cuda_build() -> None:
+    c = ctx(framework_version="torch2.2.0+cpu")
+    out = steps.cpu_only_build(c)
+    assert out[0].startswith(
+        "pip install --force-reinstall 'torch==2.2.0' --index-url https://download.pytorch.org/whl/cu1"
+    )
+    assert "nvidia-smi" in out[0]  # the driver unknown: the command that shows it
+    assert steps.same_release_variant(c) is None  # elsewhere an unknown GPU and driver still say nothing

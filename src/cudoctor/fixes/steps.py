@@ -71,11 +71,12 @@ def _cuda_key(variant: str) -> versions.Version:
     return versions.parse(versions.cuda_from_variant(variant) or "") or ()
 
 
-def same_release_variant(ctx: Context) -> tuple[str, str] | None:
+def same_release_variant(ctx: Context, unknown_ok: bool = False) -> tuple[str, str] | None:
     """The installed torch release in another CUDA variant that runs here (it changes the least): the
-    newest CUDA the driver runs, or with the driver unknown the oldest that holds the GPU."""
+    newest CUDA the driver runs, or with the driver unknown the oldest that holds the GPU (`unknown_ok`:
+    with the GPU unknown too, the oldest, which asks least of the driver: a CPU build to replace)."""
     installed = versions.parse(ctx.version or "")
-    if installed is None or (ctx.cc is None and not ctx.driver_cuda):
+    if installed is None or (ctx.cc is None and not ctx.driver_cuda and not unknown_ok):
         return None
     own = re.search(r"\+(cu\d+)", ctx.version or "")
     version = versions.fmt(installed[:3])
@@ -111,14 +112,20 @@ def older_driver_alternative(chosen: tuple[str, str], ctx: Context) -> tuple[str
     return None
 
 
-def _torch_install(ctx: Context, why: str) -> list[str]:
+def _torch_install(ctx: Context, why: str, unknown_ok: bool = False) -> list[str]:
     steps = []
-    same = same_release_variant(ctx)
+    same = same_release_variant(ctx, unknown_ok)
     if same is not None:
         version, variant = same
         cuda = versions.cuda_from_variant(variant)
         held = f", which holds compute capability {versions.fmt(ctx.cc)}" if ctx.cc is not None else ""
-        runs = f" and your driver (CUDA {ctx.driver_cuda}) runs" if ctx.driver_cuda else ""
+        runs = (
+            f" and your driver (CUDA {ctx.driver_cuda}) runs"
+            if ctx.driver_cuda
+            else f"; check that your driver runs CUDA {cuda}: {SHOW_DRIVER}"
+            if ctx.cc is None
+            else ""
+        )
         steps.append(
             f"{_install_line(version, variant, exact=True)}  ({why}, changing the least: the PyTorch {version} "
             f"you have, in its CUDA {cuda} build{held}{runs})"
@@ -219,7 +226,7 @@ def _tf_for_driver(ctx: Context) -> list[str]:
 
 def cpu_only_build(ctx: Context) -> list[str]:
     if ctx.framework == "torch":
-        return _torch_install(ctx, "a CUDA build")
+        return _torch_install(ctx, "a CUDA build", unknown_ok=True)
     if ctx.framework == "tensorflow" and ctx.platform == "windows":
         return []  # the tf-windows-cpu-only finding carries the documented steps
     if ctx.framework == "tensorflow":
