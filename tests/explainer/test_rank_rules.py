@@ -44,6 +44,7 @@ def test_failures_told_in_other_words_look_like_errors() -> None:
         "the command `nvidia-smi` didn't work in docker",
         "torch.cuda.is_available() = False",
         "Cuda not compiled",  # a CPU-only build, in a script's own words
+        "NVIDIA RTX5080 on ubuntu 24.04 is using 580 driver which is not compatible with cudatoolkit=11.8.0",
     ):
         assert rank.looks_like_error(line), line
     for line in (

@@ -79,7 +79,7 @@ ERROR_LOOKING = re.compile(
 # a GPU count of zero, a warning that something will hang.
 SYMPTOM = re.compile(
     r"\b(?:cannot|can't|could not|couldn't|unable to|failed|failure|not found|not implemented|not supported"
-    r"|not available|not compiled|unsupported|insufficient|incompatible|killed|out of memory|will hang|may hang"
+    r"|not available|not compiled|not compatible|unsupported|insufficient|incompatible|killed|out of memory|will hang|may hang"
     r"|warning|illegal (?:hardware )?instruction|illegal value|invalid|fatal|fault|terminated"
     r"|mismatch(?:es|ed)?|only supported|requires? (?:a |an )?(?:gpu|cuda|compute capability|\d)"
     r"|without (?:gpu|cuda) support|without support for|not enough|too (?:old|new|many|large|small)|beyond the limit"
