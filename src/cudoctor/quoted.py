@@ -30,9 +30,12 @@ def quoted_text(snap: Snapshot) -> str:
 
 
 def fill(snap: Snapshot) -> Snapshot:
-    """`snap` with the fact stated.quoted_error where its stated text quotes an error that names its cause."""
+    """`snap` with the fact stated.quoted_error where its stated text quotes an error that names its cause
+    (nothing is read where no free text was stated: a live snapshot costs one lookup per key)."""
+    if all(snap.value(k) is None for k in QUOTED_KEYS) or snap.value("stated.quoted_error") is not None:
+        return snap
     text = quoted_text(snap)
-    if not text or snap.value("stated.quoted_error") is not None:
+    if not text:
         return snap
     from cudoctor.explainer import rank, scan
 

@@ -41,32 +41,27 @@ def _below_said_floor(
     """The framework's own message, pasted into the facts, names the lowest compute capability its build
     supports ('The minimum cuda capability supported by this library is 3.7') and the GPU is below it, or
     refuses this GPU ('with CUDA capability sm_61 is not compatible with the current PyTorch installation')."""
+    gname = f"{gpu.get('name', 'GPU')} (compute capability {versions.cc_str(cc)})"
     refused = versions.cc_tuple(info.get("refused_cc"))
-    if refused is not None and refused == cc:
-        return finding(
-            "arch-unsupported",
-            "arch-unsupported",
-            Severity.ERROR,
-            f"{gpu.get('name', 'GPU')} (compute capability {versions.cc_str(cc)}) is not in {view.describe(name, info)}'s build, "
-            "as its own message says",
-            LAYER,
-            evidence=[
-                f"the framework's message: the GPU's compute capability {versions.cc_str(cc)} is not supported"
-            ],
-            fix=[_arch_fix(name, cc)],
-            subject=name,
-        )
     floor = versions.cc_tuple(info.get("min_cc"))
-    if floor is None or cc >= floor:
+    if refused is not None and refused == cc:
+        title = f"{gname} is not in {view.describe(name, info)}'s build"
+        said = f"the GPU's compute capability {versions.cc_str(cc)} is not supported"
+    elif floor is not None and cc < floor:
+        title = (
+            f"{gname} is too old for {view.describe(name, info)}: its build supports compute capability "
+            f"{versions.cc_str(floor)} and newer"
+        )
+        said = f"minimum compute capability {versions.cc_str(floor)}"
+    else:
         return None
     return finding(
         "arch-unsupported",
         "arch-unsupported",
         Severity.ERROR,
-        f"{gpu.get('name', 'GPU')} (compute capability {versions.cc_str(cc)}) is too old for {view.describe(name, info)}: "
-        f"its build supports compute capability {versions.cc_str(floor)} and newer, as its own message says",
+        f"{title}, as its own message says",
         LAYER,
-        evidence=[f"the framework's message: minimum compute capability {versions.cc_str(floor)}"],
+        evidence=[f"the framework's message: {said}"],
         fix=[_arch_fix(name, cc)],
         subject=name,
     )

@@ -44,9 +44,14 @@ def min_cc_rule(ranked: dict[str, RankedCause], need: str, gpus: list[dict[str, 
         )
 
 
+def toolkit_versions(snap: Snapshot) -> list[str]:
+    """The versions of the CUDA toolkits found or stated."""
+    return [str(t.get("version")) for t in snap.value("cuda.toolkits") or [] if t.get("version")]
+
+
 def cuda_versions(snap: Snapshot) -> list[str]:
     """CUDA versions the facts name: toolkits found or stated, and the frameworks' builds."""
-    found = [str(t.get("version")) for t in snap.value("cuda.toolkits") or [] if t.get("version")]
+    found = toolkit_versions(snap)
     found += [str(info["cuda"]) for _, info in view.frameworks(snap) if info.get("cuda")]
     return list(dict.fromkeys(found))
 

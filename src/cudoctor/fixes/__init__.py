@@ -12,11 +12,9 @@ if TYPE_CHECKING:
 def checked(snap: Snapshot, only: Sequence[str] = (), ignore: Sequence[str] = ()) -> list[CheckResult]:
     """The checks' results on `snap`, their findings' steps planned from its facts (check, probe,
     report and the Python API all take findings from here)."""
+    from cudoctor import quoted
     from cudoctor.checks import run_checks
     from cudoctor.fixes.planner import planned
 
-    if snap.value("stated.other") is not None or snap.value("stated.container") is not None:
-        from cudoctor import quoted
-
-        snap = quoted.fill(snap)  # an error quoted in the stated facts, read as explain reads it
+    snap = quoted.fill(snap)  # an error quoted in the stated facts, read as explain reads it
     return planned(run_checks(snap, only=only, ignore=ignore), snap)

@@ -48,9 +48,8 @@ class Context:
     library_wheel: str | None = None  # NVIDIA's wheel of the library the log could not load
     library_cuda: str | None = None  # the CUDA its name carries (libcublas.so.8.0, cudart64_90.dll)
     soname: str | None = None  # that library as the log names it
-    symbol_cuda: str | None = (
-        None  # the CUDA release of a symbol the loaded library lacks (__nvJitLinkCreate_12_8)
-    )
+    # the CUDA release of a symbol the loaded library lacks (__nvJitLinkCreate_12_8)
+    symbol_cuda: str | None = None
     pythonpath_copy: str | None = None  # the PYTHONPATH entry the framework is imported from, if it is
     root: str = ""  # the log's root error line: a setting or tool it names is relevant whatever the framework
 
