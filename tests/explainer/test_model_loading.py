@@ -5,6 +5,8 @@ for real here; the other lines are from the threads each signature's source name
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from tests.conftest import explained, first, fixes, ids, needs_torch, stated, torch_error
@@ -119,14 +121,19 @@ GIB = 1 << 30
 @needs_torch
 def test_a_shared_tensor_that_cannot_be_mapped_is_memory_not_dev_shm() -> None:
     """share_memory_() under a ulimit -v just above what the process maps: ENOMEM from mmap."""
+    segments = set(os.listdir("/dev/shm"))
     out = torch_error(
         "import resource\n"
         "t = torch.zeros(256 << 20, dtype=torch.uint8)\n"
         "vm = int(open('/proc/self/status').read().split('VmSize:')[1].split()[0]) * 1024\n"
         "resource.setrlimit(resource.RLIMIT_AS, (vm + (64 << 20), resource.RLIM_INFINITY))\n"
-        "t.share_memory_()\n"
+        "try:\n    t.share_memory_()\n"
+        "finally:  # the segment torch created before mmap failed is not unlinked by torch: 256 MiB of RAM per run\n"
+        "    import glob, os\n"
+        "    for leftover in glob.glob(f'/dev/shm/torch_{os.getpid()}_*'):\n        os.unlink(leftover)\n"
     )
     assert "Cannot allocate memory (12)" in out
+    assert not {s for s in os.listdir("/dev/shm") if s.startswith("torch_")} - segments  # none left in RAM
     limited = {"address_space_bytes": GIB, "threads_per_user": None, "cpus": 2, "root": False}
     capped = explained(out, stated({}, host__limits=limited))
     free = explained(out, stated({}, host__limits={**limited, "address_space_bytes": None}))
