@@ -177,6 +177,7 @@ def test_numpy_abi_mismatch_fires_for_torch_built_against_numpy_1() -> None:
     assert finding_ids(r) == ["numpy-abi-mismatch"] and r.findings[0].cause == "binary-incompatible"
     assert "torch 2.2.2+cpu" in r.findings[0].title and "NumPy 2.0.0" in r.findings[0].title
     assert r.findings[0].fix[0] == "pip install 'numpy<2'" and "'torch>=2.3.0'" in r.findings[0].fix[1]
+    assert len(r.findings[0].fix) == 2  # the cause's MKL and glibc steps are not this
     tf = stated({}, python__packages={"tensorflow-cpu": "2.17.1", "numpy": "2.1.3"})
     assert outcome("numpy-abi-mismatch", tf)[1] == ["numpy-abi-mismatch"]
     jax_old = stated({}, python__packages={"jaxlib": "0.4.25", "jax": "0.4.25", "numpy": "2.0.1"})

@@ -55,6 +55,10 @@ def test_numpy_c_api_and_abi_versions_point_opposite_ways() -> None:
     assert api.root is not None and api.root.sig.id == "binary-incompatible/numpy-older-than-build"
     assert top(api)[0] == "binary-incompatible" and "pip install -U numpy" in api.causes[0].fixes[0]
     assert "(C API 0x10) than the one it finds (0xe)" in api.causes[0].fixes[0]
+    # each wording's own steps, not the cause's other topics: NumPy too old is never pinned below 2, nor MKL
+    assert not any("numpy<2" in f or "mkl" in f for f in api.causes[0].fixes)
+    assert "pip install 'numpy<2'" in abi.causes[0].fixes[0] and "torch >= 2.3" in abi.causes[0].fixes[1]
+    assert not any("mkl" in f or "glibc" in f for f in abi.causes[0].fixes)
 
 
 def test_round_15_libstdcxx_arch_list_and_triton() -> None:
@@ -68,6 +72,7 @@ def test_round_15_libstdcxx_arch_list_and_triton() -> None:
     assert [m.sig.id for m in glibc.matches] == ["binary-incompatible/glibc-too-old"]
     assert top(glibc)[0] == "binary-incompatible" and "ldd --version" in glibc.causes[0].fixes[0]
     assert "a container image whose glibc is at least GLIBC_2.28" in glibc.causes[0].fixes[1]
+    assert not any("numpy" in f or "mkl" in f for f in glibc.causes[0].fixes)  # glibc's steps alone
     arch = explain_text("ValueError: Unknown CUDA arch (9.0+PTX) or GPU not supported\n")
     assert top(arch)[0] == "arch-unsupported" and "compute capability 9.0+PTX" in arch.causes[0].fixes[0]
     assert not any("PT.X" in f for f in arch.causes[0].fixes)  # not read as an NVRTC compute_XY

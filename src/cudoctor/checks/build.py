@@ -192,6 +192,7 @@ def numpy_abi_mismatch(snap: Snapshot) -> list[Finding]:
                         f"or upgrade: pip install -U '{dist}>={row['numpy2_from']}' (built against NumPy 2, runs with both)",
                     ],
                     subject=dist,
+                    generic_fixes=False,  # the cause's steps add MKL and glibc, which this is not
                 )
             )
     return out

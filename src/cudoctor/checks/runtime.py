@@ -80,6 +80,7 @@ def _finding(name: str, info: dict[str, Any], bad: dict[str, Any], severity: Sev
         ],
         fix=fix,
         subject=name,
+        generic_fixes=False,  # both ways out are above; the cause's steps pin NumPy or MKL
     )
 
 
@@ -134,6 +135,7 @@ def _glibc_finding(name: str, info: dict[str, Any], runtimes: dict[str, Any]) ->
             "Or run it on a newer distribution: a container image whose glibc is recent enough (ldd --version shows it)",
         ],
         subject=name,
+        generic_fixes=False,  # the cause's steps pin NumPy or MKL: not what a glibc needs
     )
 
 
