@@ -15,7 +15,9 @@ def ctx(**facts: str) -> planner.Context:
 
 
 def test_the_context_reads_the_stated_facts() -> None:
-    c = ctx(driver="450.80.02", framework_version="torch 2.1.0+cu121", gpu="Tesla T4", os="Windows 11")
+    c = ctx(
+        driver="452.39", framework_version="torch 2.1.0+cu121", gpu="Tesla T4", os="Windows 11"
+    )  # Windows numbering
     assert (c.framework, c.cuda, c.driver_cuda, c.cc, c.platform) == (
         "torch",
         "12.1",

@@ -125,6 +125,19 @@ def test_driver_floor_uses_minor_version_compatibility() -> None:
     assert knowledge.driver_floor("10.0")[0] == "410.48"  # type: ignore[index]
     assert knowledge.driver_floor("13.0")[0] == "580.65.06"  # type: ignore[index]
     assert knowledge.max_cuda_for_driver("470.82.01") == "11.4"
+    # Windows numbers its drivers on its own scale: 526.98 is below CUDA 12.0's 527.41 there
+    assert knowledge.max_cuda_for_driver("526.98") == "12.0"
+    assert knowledge.max_cuda_for_driver("526.98", windows=True) == "11.8"
+    assert knowledge.max_cuda_for_driver("527.41", windows=True) == "12.0"
+
+
+def test_a_stated_windows_driver_is_read_on_windows_scale() -> None:
+    from cudoctor.facts.stated import from_stated
+
+    win = from_stated({"os": "Windows 10", "driver": "526.98"})
+    linux = from_stated({"os": "Ubuntu 22.04", "driver": "526.98"})
+    assert win.value("driver.cuda_version") == "11.8" and linux.value("driver.cuda_version") == "12.0"
+    assert from_stated({"driver": "526.98"}).value("driver.cuda_version") == "12.0"  # OS unknown: Linux's
 
 
 def test_arch_support_rules() -> None:

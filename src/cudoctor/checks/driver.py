@@ -35,7 +35,7 @@ def driver_too_old(snap: Snapshot) -> list[Finding]:
                 continue
         elif not _driver_below(dv, versions.parse(need)):
             continue
-        supported = driver_cuda or knowledge.max_cuda_for_driver(driver)
+        supported = driver_cuda or knowledge.max_cuda_for_driver(driver, windows)
         runs = f" (supports CUDA {supported})" if supported else ""  # older than every driver floor known
         mm = versions.major_minor(str(info["cuda"])) or (0, 0)
         which = f"Driver {driver}" if dv is not None else "The driver"
@@ -339,7 +339,7 @@ def toolkit_newer_than_driver(snap: Snapshot) -> list[Finding]:
                     floor[1],
                 ],
                 fix=[
-                    f"Upgrade the NVIDIA driver to {floor[0]} or newer, or use a toolkit no newer than CUDA {snap.value('driver.cuda_version') or knowledge.max_cuda_for_driver(driver)}"
+                    f"Upgrade the NVIDIA driver to {floor[0]} or newer, or use a toolkit no newer than CUDA {snap.value('driver.cuda_version') or knowledge.max_cuda_for_driver(driver, view.platform(snap) == 'windows')}"
                 ],
             )
         )

@@ -153,7 +153,9 @@ DRIVER_CUDA_NUMBER = re.compile(
 )
 
 
-def driver_facts(text: str) -> list[Fact]:
+def driver_facts(text: str, windows: bool = False) -> list[Fact]:
+    """The driver's version and the CUDA it runs, as stated (`windows`: a native Windows driver, numbered
+    on Windows' scale)."""
     versions_only = DRIVER_CUDA_NUMBER.sub(" ", text)  # the driver's CUDA integer is not its version
     found = re.findall(r"(?<![\w.])v?(\d{3}(?:\.\d+){1,2}|\d{3})\b(?!\.)", versions_only)
     m = re.search(r"(?<![\w.])v?(\d{3}(?:\.\d+){0,2})\b", versions_only)
@@ -175,7 +177,9 @@ def driver_facts(text: str) -> list[Fact]:
             )
         )
     elif m:
-        best = knowledge.max_cuda_for_driver(m.group(1) if "." in m.group(1) else m.group(1) + ".999")
+        best = knowledge.max_cuda_for_driver(
+            m.group(1) if "." in m.group(1) else m.group(1) + ".999", windows
+        )
         if best:
             facts.append(
                 known("driver.cuda_version", best, "stated:driver (derived from the driver version)")
@@ -529,18 +533,18 @@ def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) ->
     get = lambda k: _text(stated.get(k)).strip()  # noqa: E731
     for fact in gpu_facts(get("gpu"), get("compute_capability")):
         snap.add(fact)
+    if get("os"):
+        for fact in os_facts(get("os")):
+            snap.add(fact)
+    native_windows = (snap.value("host.os") or {}).get("system") == "Windows"
     if get("driver"):
-        for fact in driver_facts(get("driver")):
+        for fact in driver_facts(get("driver"), native_windows):
             snap.add(fact)
     if get("system_cuda"):
         for fact in toolkit_facts(get("system_cuda")):
             snap.add(fact)
     if get("cudnn"):
         snap.add(known("cudnn.versions", cudnn_versions(get("cudnn")), "stated:cudnn"))
-    if get("os"):
-        for fact in os_facts(get("os")):
-            snap.add(fact)
-    native_windows = (snap.value("host.os") or {}).get("system") == "Windows"
     if get("framework_version") or get("framework_cuda"):
         for fact in framework_facts(
             get("framework_version"), get("framework_cuda"), framework_hint, native_windows

@@ -74,8 +74,9 @@ def context(
     info: dict[str, Any] = infos.get(framework or "", {})
     gpu = next((g for g in view.gpus(snap) if g.get("cc_t")), None)
     driver = snap.value("driver.version")
+    platform = view.platform(snap) or log_platform
     driver_cuda = snap.value("driver.cuda_version") or (
-        knowledge.max_cuda_for_driver(str(driver)) if driver else None
+        knowledge.max_cuda_for_driver(str(driver), platform == "windows") if driver else None
     )
     toolkits = snap.value("cuda.toolkits") or []
     facts = log_facts or {}
@@ -99,7 +100,7 @@ def context(
         driver_cuda=str(driver_cuda) if driver_cuda else None,
         cc=gpu["cc_t"] if gpu else None,
         gpu=gpu.get("name") if gpu else None,
-        platform=view.platform(snap) or log_platform,
+        platform=platform,
         system_cuda=next((str(t["version"]) for t in toolkits if t.get("version")), None),
         cudnn_wanted=int(wanted) if wanted and str(wanted).isdigit() else None,
         root=root,

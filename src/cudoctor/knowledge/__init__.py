@@ -188,14 +188,15 @@ def driver_runs(driver_cuda: str, cuda: str | None) -> bool:
     return want <= have or (want[0] == have[0] and have[0] >= 11)
 
 
-def max_cuda_for_driver(driver: str) -> str | None:
-    """Newest CUDA minor whose own table row the driver satisfies."""
+def max_cuda_for_driver(driver: str, windows: bool = False) -> str | None:
+    """Newest CUDA minor whose own table row the driver satisfies (a native Windows driver by Windows'
+    numbering: 527.41 is CUDA 12.0 there, 11.8 on Linux's scale)."""
     dv = versions.parse(driver)
     if dv is None:
         return None
     best = None
     for row in table("cuda_driver")["cuda"]:
-        low = versions.parse(row["linux_min"])
+        low = versions.parse(_floor_of(row, windows))
         if low and versions.at_least(dv, low):
             best = row["version"]
     return best
