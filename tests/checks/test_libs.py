@@ -105,6 +105,19 @@ def test_tf_cuda_mismatch() -> None:
         "tf-cuda-mismatch", stated({"framework_version": "tensorflow-gpu 1.13.1", "system_cuda": "10.0"})
     ) == ("ok", [])
     assert outcome("tf-cuda-mismatch", stated({"framework_version": "tensorflow-gpu 1.13.1"}))[0] == "unknown"
+    # tensorflow/tensorflow#68710: the official GPU image carries CUDA 12.3 whatever the host (WSL) has
+    image = {"framework_version": "tensorflow/tensorflow:latest-gpu-jupyter (2.16.1-gpu-jupyter)"}
+    assert outcome("tf-cuda-mismatch", stated({**image, "system_cuda": "release 10.1, V10.1.243"})) == (
+        "ok",
+        [],
+    )
+    host_cudnn = stated({**image, "cudnn": "7.6"})
+    assert outcome("cudnn-version-mismatch", host_cudnn) == ("ok", [])
+    assert finding_ids(
+        run_check(
+            "cudnn-version-mismatch", stated({"framework_version": "tensorflow 2.16.1", "cudnn": "7.6"})
+        )
+    ) == ["cudnn-version-mismatch"]
 
 
 def test_a_tensorflow_1x_of_unnamed_package_beside_a_cuda_of_another_minor() -> None:

@@ -145,3 +145,37 @@ def test_a_cuda_written_next_to_cudnn_is_a_cuda_and_cuda_version_n_is_a_major() 
         t["version"]
         for t in dict((f.key, f.value) for f in toolkit_facts("cuda version 11"))["cuda.toolkits"]
     ] == ["11"]
+
+
+def test_one_toolkit_written_twice_is_one_toolkit() -> None:
+    """nvcc's 'release 10.1, V10.1.243' and '11.2 installed at .../CUDA/v11.2' name one toolkit each."""
+    versions_of = lambda text: [t["version"] for t in toolkit_facts(text)[-1].value]  # noqa: E731
+    assert versions_of("release 10.1, V10.1.243 (in WSL)") == ["10.1.243"]
+    assert versions_of("11.2 installed at C:/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v11.2") == [
+        "11.2"
+    ]
+    assert versions_of("10.2 and 11.6") == ["10.2", "11.6"]  # two toolkits stay two
+
+
+@pytest.mark.parametrize(
+    ("text", "build", "libs"),
+    [
+        (
+            "tensorflow/tensorflow:latest-gpu-jupyter (2.16.1-gpu-jupyter)",
+            "cuda",
+            "tensorflow/tensorflow:latest-gpu-jupyter",
+        ),
+        (
+            "pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime",
+            "cuda",
+            "pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime",
+        ),
+        ("nvcr.io/nvidia/pytorch:24.01-py3", "cuda", "nvcr.io/nvidia/pytorch:24.01-py3"),
+        ("tensorflow/tensorflow:2.15.0-jupyter", "cpu", None),  # the tags without -gpu are CPU-only
+        ("tensorflow 2.15.0 (pip) in a docker container", "cuda", None),  # no official image named
+    ],
+)
+def test_an_official_framework_image_brings_its_own_cuda(text: str, build: str, libs: str | None) -> None:
+    name, info = stated_builds.framework_info(text, "", None) or ("", {})
+    assert info["build"] == build
+    assert (libs in info.get("cuda_libs", "")) if libs else "cuda_libs" not in info

@@ -230,6 +230,8 @@ def cudnn_version_mismatch(snap: Snapshot) -> list[Finding]:
         if i.get("build") == "cuda" and (i.get("cuda") or i.get("cudnn"))
     ]
     for name, info in builds:
+        if info.get("cuda_libs") and not snap.value("python.nvidia_wheels"):
+            continue  # its image's cuDNN is the one it loads, not the host's stated one
         want = info.get("cudnn")
         if not want and name == "tensorflow":
             row = knowledge.tf_build(str(info.get("version") or ""))
@@ -300,6 +302,8 @@ def tf_cuda_mismatch(snap: Snapshot) -> list[Finding]:
     maybe_gpu = isinstance(tf, dict) and tf.get("build") == "unknown" and bool(tf.get("cuda_if_gpu"))
     if not isinstance(tf, dict) or (tf.get("build") != "cuda" and not maybe_gpu) or not toolkits:
         return []
+    if tf.get("cuda_libs"):  # an official GPU image carries its own CUDA: the host's toolkit is not loaded
+        return []
     row = knowledge.tf_build(str(tf.get("version") or ""))
     if row is None:
         return []
@@ -354,6 +358,7 @@ def jax_cuda_older(snap: Snapshot) -> list[Finding]:
         not isinstance(jax, dict)
         or jax.get("build") != "cuda"
         or JAX_PIP_CUDA.search(str(jax.get("stated") or ""))
+        or jax.get("cuda_libs")  # an official image's own CUDA
     ):
         return []
     built = versions.major_minor(str(jax.get("cuda") or ""))

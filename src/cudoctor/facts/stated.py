@@ -263,9 +263,24 @@ def toolkit_facts(text: str) -> list[Fact]:
         found = [a or b for a, b in majors]
     toolkits = [
         {"root": f"(stated) CUDA {v}", "version": v, "found_via": ["stated:system_cuda"], "stated": True}
-        for v in found
+        for v in _one_per_toolkit(found)
     ]
     return facts + ([known("cuda.toolkits", toolkits, "stated:system_cuda")] if toolkits else [])
+
+
+def _one_per_toolkit(found: list[str]) -> list[str]:
+    """'release 10.1, V10.1.243' or '11.2 installed at .../CUDA/v11.2' name one toolkit: the most precise
+    version of each is kept, where it was first written."""
+    out: list[str] = []
+    for v in found:
+        same = next(
+            (i for i, u in enumerate(out) if v == u or v.startswith(u + ".") or u.startswith(v + ".")), None
+        )
+        if same is None:
+            out.append(v)
+        elif len(v) > len(out[same]):
+            out[same] = v
+    return out
 
 
 def cudnn_versions(text: str) -> list[str]:

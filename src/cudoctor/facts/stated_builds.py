@@ -184,7 +184,40 @@ def framework_info(version_text: str, cuda_text: str, hint: str | None) -> tuple
     )
     if info["build"] == "cpu":
         info["cuda"] = None
+    _image(version_text, info)
     return name, info
+
+
+# An official framework image (tensorflow/tensorflow:2.16.1-gpu, pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime,
+# nvcr.io/nvidia/pytorch:24.01-py3): its CUDA libraries ship inside it, whatever toolkit the host has. The
+# tensorflow/tensorflow tags without -gpu are CPU-only (tensorflow.org/install/docker).
+FRAMEWORK_IMAGE = re.compile(
+    r"\b(?P<image>tensorflow/tensorflow|pytorch/pytorch|nvcr\.io/nvidia/(?:pytorch|tensorflow|jax)|ghcr\.io/nvidia/jax)"
+    r":(?P<tag>[\w.-]+)",
+    re.I,
+)
+
+
+def _image(text: str, info: dict[str, Any]) -> None:
+    """The libraries of a framework run from its official image come from the image."""
+    m = FRAMEWORK_IMAGE.search(text)
+    if m is None:
+        return
+    if m.group("image").lower() == "tensorflow/tensorflow" and not GPU_WORD.search(m.group("tag")):
+        info["build"], info["cuda"] = "cpu", None
+        info["build_inferred"] = (
+            f"{m.group(0)}: tensorflow/tensorflow tags without -gpu are CPU-only (tensorflow.org/install/docker)"
+        )
+        return
+    info["cuda_libs"] = f"the {m.group(0)} image"
+    if info.get("build") == "unknown":
+        info["build"] = "cuda"
+    if (
+        m.group("image").lower().startswith("nvcr.io")
+        and info.get("version")
+        and info["version"] in m.group("tag")
+    ):
+        info["version"] = None  # NGC's release (24.01), not the framework's
 
 
 def _cuda_by_default(name: str, version: str | None) -> bool:
