@@ -176,6 +176,6 @@ def test_one_toolkit_written_twice_is_one_toolkit() -> None:
     ],
 )
 def test_an_official_framework_image_brings_its_own_cuda(text: str, build: str, libs: str | None) -> None:
-    name, info = stated_builds.framework_info(text, "", None) or ("", {})
+    _, info = stated_builds.framework_info(text, "", None) or ("", {})
     assert info["build"] == build
     assert (libs in info.get("cuda_libs", "")) if libs else "cuda_libs" not in info

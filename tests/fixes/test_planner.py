@@ -3,6 +3,8 @@ when a fact is unknown."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from cudoctor.facts.stated import from_stated
 from cudoctor.fixes import checked, planner, steps
 from cudoctor.model import Snapshot
@@ -420,3 +422,23 @@ def test_a_cpu_build_is_replaced_first_by_the_same_release_in_a_cuda_build() -> 
     )
     assert "nvidia-smi" in out[0]  # the driver unknown: the command that shows it
     assert steps.same_release_variant(c) is None  # elsewhere an unknown GPU and driver still say nothing
+
+
+def test_cuda_home_unset_names_the_root_of_the_toolkit_the_facts_show() -> None:
+    """shirgur/UMIS#5: CUDA 10.0 installed, CUDA_HOME never set; torch.utils.cpp_extension cannot build."""
+    root = "OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root."
+    stated = planner.context(from_stated({"system_cuda": "cuda 10.0", "os": "ubuntu 18.04"}), root=root)
+    for cause in ("toolchain-not-found", "env-path-misconfig"):
+        assert steps.for_cause(cause, stated)[0].startswith("export CUDA_HOME=/usr/local/cuda-10.0 ")
+    found = dataclasses.replace(stated, toolkit_root="/opt/cuda-12.4", system_cuda="12.4")
+    assert steps.for_cause("toolchain-not-found", found)[0].startswith("export CUDA_HOME=/opt/cuda-12.4 ")
+    windows = planner.context(from_stated({"system_cuda": "11.8", "os": "Windows 10"}), root=root)
+    assert (
+        "set CUDA_HOME=C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8"
+        in steps.cuda_home(windows)[0]
+    )
+    nothing = planner.context(from_stated({"framework_version": "torch 2.1.0+cu121"}), root=root)
+    assert "nvcc of CUDA 12.1" in steps.cuda_home(nothing)[0]
+    assert (
+        steps.cuda_home(dataclasses.replace(stated, root="nvcc fatal : Unsupported gpu architecture")) == []
+    )

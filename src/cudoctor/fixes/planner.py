@@ -41,6 +41,7 @@ class Context:
     gpu: str | None = None
     platform: str | None = None  # 'windows' (native), 'wsl', 'linux', 'darwin'
     system_cuda: str | None = None  # a toolkit the person has (stated, or the first one found)
+    toolkit_root: str | None = None  # where that toolkit is, where it was found on this machine
     cudnn_wanted: int | None = None  # the cuDNN major the log says the program asked for
     python: str | None = None  # the Python the framework runs under ('3.11.4')
     cudnn_compiled: str | None = None  # the cuDNN the log says the build was compiled with ('8.2')
@@ -102,6 +103,9 @@ def context(
         gpu=gpu.get("name") if gpu else None,
         platform=platform,
         system_cuda=next((str(t["version"]) for t in toolkits if t.get("version")), None),
+        toolkit_root=next(
+            (str(t["root"]) for t in toolkits if t.get("version") and not t.get("stated")), None
+        ),
         cudnn_wanted=int(wanted) if wanted and str(wanted).isdigit() else None,
         root=root,
         python=str((snap.value("host.python") or {}).get("version") or "") or None,

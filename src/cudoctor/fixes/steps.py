@@ -343,7 +343,47 @@ TOO_OLD = re.compile(
 PTXAS_OLDER = re.compile(r"\bptxas ([\d.]+\d),? which is older than (\d+\.\d+)")
 
 
+# torch.utils.cpp_extension and the extensions that copy it: no CUDA_HOME, and no nvcc where it looked
+CUDA_HOME_UNSET = re.compile(
+    r"CUDA_HOME environment variable is not set|CUDA_HOME does not exist|please set the CUDA_HOME", re.I
+)
+
+
+def cuda_home(ctx: Context) -> list[str]:
+    """CUDA_HOME unset: the root of the toolkit the facts show (found here, or stated), else how to get one."""
+    if not CUDA_HOME_UNSET.search(ctx.root):
+        return []
+    rerun = "then run the build again from that shell (pip install --no-build-isolation keeps the variable)"
+    if ctx.toolkit_root:
+        return [
+            f"export CUDA_HOME={ctx.toolkit_root}  (the CUDA {ctx.system_cuda} toolkit found here: its bin/ holds nvcc); {rerun}"
+        ]
+    if ctx.system_cuda:
+        v = ctx.system_cuda
+        if ctx.platform == "windows":
+            where = f"C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v{'.'.join(v.split('.')[:2])}"
+            return [
+                f"set CUDA_HOME={where}  (the root of the CUDA {v} you installed: its bin\\ holds nvcc.exe); {rerun}"
+            ]
+        mm = ".".join(v.split(".")[:2])
+        return [
+            f"export CUDA_HOME=/usr/local/cuda-{mm}  (the root of the CUDA {v} you installed: the directory whose bin/ "
+            f"holds nvcc; ls -d /usr/local/cuda* lists them); {rerun}"
+        ]
+    build = (
+        f"CUDA {ctx.cuda}"
+        if ctx.cuda
+        else "the CUDA your framework was built with (python -c 'import torch; print(torch.version.cuda)')"
+    )
+    return [
+        f"Install a CUDA toolkit with nvcc of {build} and point CUDA_HOME at its root: export CUDA_HOME=/usr/local/cuda-X.Y; "
+        "in a conda env, conda install -c nvidia cuda-nvcc cuda-toolkit of that version and export CUDA_HOME=$CONDA_PREFIX"
+    ]
+
+
 def toolchain_not_found(ctx: Context) -> list[str]:
+    if CUDA_HOME_UNSET.search(ctx.root):
+        return cuda_home(ctx)
     cuda = ctx.cuda or (ctx.system_cuda if ctx.framework in ("tensorflow", "jax") else None)
     if cuda is None:
         return []
@@ -633,7 +673,7 @@ BY_CAUSE: dict[str, Callable[[Context], list[str]]] = {
     "broken-install": broken_install,
     "requirements-unmet": requirements_unmet,
     "multiple-toolkits": older_library_loaded,
-    "env-path-misconfig": older_library_loaded,
+    "env-path-misconfig": lambda ctx: cuda_home(ctx) or older_library_loaded(ctx),
 }
 
 
