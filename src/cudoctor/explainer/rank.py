@@ -18,6 +18,7 @@ from cudoctor.explainer import (
     evidence,
     gpu_rules,
     memory_rules,
+    path_rules,
     readers,
     setting_rules,
     signatures,
@@ -590,6 +591,9 @@ def explain(
     fallback = None if root is not None or located is not None else fallback_root(scan)
     read = reader_scores(ranked, root, fallback)
     root_text = root.text if root is not None else (fallback[1] if fallback else "")
+    path_rules.toolkit_holds_it_rule(
+        ranked, read, snap, root.line if root else fallback[0] if fallback else 0
+    )
     _wsl_libcuda_rule(ranked, matches, root_text, snap)
     text = evidence.excerpt(scan)
     plan = planner.context(
