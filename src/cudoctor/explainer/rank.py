@@ -593,7 +593,7 @@ def explain(
     root_text = root.text if root is not None else (fallback[1] if fallback else "")
     root_line = root.line if root else fallback[0] if fallback else 0
     path_rules.toolkit_holds_it_rule(ranked, read, snap, root_line)
-    _versions_elsewhere_rule(ranked, scan, root_line)
+    read = {**_versions_elsewhere_rule(ranked, scan, root_line), **read}  # the root line's own first
     _wsl_libcuda_rule(ranked, matches, root_text, snap)
     text = evidence.excerpt(scan)
     plan = planner.context(
@@ -636,9 +636,12 @@ ELSEWHERE = 0.5
 BUILT_WORDS = re.compile(r"\b(?:compiled|built|source)\b", re.I)
 
 
-def _versions_elsewhere_rule(ranked: dict[str, RankedCause], scan: ScanResult, root_line: int) -> None:
+def _versions_elsewhere_rule(
+    ranked: dict[str, RankedCause], scan: ScanResult, root_line: int
+) -> dict[str, str]:
+    """Weigh the first such line on the ranking; what it states (the version compiled with) is for the plan."""
     if not root_line:  # nothing failed: a version remark alone is not an error
-        return
+        return {}
     for line, text in scan.tail:
         if line == root_line or line in scan.harmless_tail or not BUILT_WORDS.search(text):
             continue
@@ -646,7 +649,8 @@ def _versions_elsewhere_rule(ranked: dict[str, RankedCause], scan: ScanResult, r
             if reading.reader == "compiled-vs-loaded" and reading.facts.get("older"):
                 for cause, weight in reading.causes.items():
                     bump(ranked, cause, weight * ELSEWHERE, f"line {line}: {reading.what}")
-                return
+                return reading.facts
+    return {}
 
 
 # How much a reader's reading of the root line counts: nothing beside a signature of the error itself

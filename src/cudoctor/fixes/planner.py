@@ -44,7 +44,11 @@ class Context:
     toolkit_root: str | None = None  # where that toolkit is, where it was found on this machine
     cudnn_wanted: int | None = None  # the cuDNN major the log says the program asked for
     python: str | None = None  # the Python the framework runs under ('3.11.4')
-    cudnn_compiled: str | None = None  # the cuDNN the log says the build was compiled with ('8.2')
+    cudnn_compiled: str | None = (
+        None  # the cuDNN the build was compiled with: the log's ('8.2'), else its own
+    )
+    cuda_found: str | None = None  # a CUDA the log says is older than the one the build needs ('12.1') ...
+    cuda_needed: str | None = None  # ... and that one ('12.2')
     driver_needed: str | None = None  # the driver the log says it needs (a container image's CUDA)
     library_wheel: str | None = None  # NVIDIA's wheel of the library the log could not load
     library_cuda: str | None = None  # the CUDA its name carries (libcublas.so.8.0, cudart64_90.dll)
@@ -88,6 +92,8 @@ def context(
         if facts.get("library") == "cudnn"
         else None
     )
+    # 'Found CUDA version 12010, but JAX was built against version 12020, which is newer'
+    older_cuda = facts.get("library") == "cuda" and facts.get("older") == "loaded" and facts.get("compiled")
     ptxas = compute.PTXAS_OLDER.search(root)  # XLA's 'You are using ptxas 11.0.221, which is older than 11.1'
     return Context(
         framework=framework,
@@ -109,7 +115,10 @@ def context(
         cudnn_wanted=int(wanted) if wanted and str(wanted).isdigit() else None,
         root=root,
         python=str((snap.value("host.python") or {}).get("version") or "") or None,
-        cudnn_compiled=facts.get("compiled") if facts.get("library") == "cudnn" else None,
+        cudnn_compiled=(facts.get("compiled") if facts.get("library") == "cudnn" else None)
+        or (str(info["cudnn"]) if info.get("cudnn") else None),
+        cuda_found=facts.get("loaded") if older_cuda else None,
+        cuda_needed=facts.get("compiled") if older_cuda else None,
         driver_needed=facts.get("driver_needed"),
         library_wheel=facts.get("wheel"),
         library_cuda=facts.get("cuda_wanted"),

@@ -334,7 +334,8 @@ def _build_cudnn_major(ctx: Context) -> int | None:
         tf = knowledge.tf_build(ctx.version)
         v = versions.parse(str(tf["cudnn"])) if tf else None
         return v[0] if v else None
-    return None
+    own = versions.parse(ctx.cudnn_compiled or "")  # the build names its cuDNN (jaxlib +cuda11.cudnn86)
+    return own[0] if own else None
 
 
 TOO_OLD = re.compile(
@@ -571,7 +572,7 @@ def cuda_libs_missing(ctx: Context) -> list[str]:
     """TensorFlow loads the CUDA libraries of the CUDA it was built with: install that CUDA (its tested
     pair, as conda packages), or move to the oldest release built for the CUDA major you have. CuPy: the
     package of the CUDA major there. Others: NVIDIA's wheel of the library the log names."""
-    old = _toolkit_of_old_cuda(ctx)
+    old = older_cuda_found(ctx) or _toolkit_of_old_cuda(ctx)
     if ctx.framework == "cupy":
         return _cupy_libs(ctx) + old + _library_wheel(ctx)
     if ctx.framework != "tensorflow" or not ctx.version:
@@ -631,11 +632,29 @@ def broken_install(ctx: Context) -> list[str]:
     return steps
 
 
+def older_cuda_found(ctx: Context) -> list[str]:
+    """The CUDA the program found is older than the one its build needs: that CUDA or newer, first where it looks."""
+    if not ctx.cuda_needed or not ctx.cuda_found:
+        return []
+    major = (versions.parse(ctx.cuda_needed) or (0,))[0]
+    mine = (
+        f"pip install -U 'jax[cuda{major}]'  (NVIDIA's CUDA {major} wheels, {ctx.cuda_needed} or newer, which JAX "
+        f"loads before a system CUDA); or "
+        if ctx.framework == "jax"
+        else ""
+    )
+    return [
+        f"{mine}install CUDA {ctx.cuda_needed} or newer and put its lib64 first on LD_LIBRARY_PATH: the build needs CUDA "
+        f"{ctx.cuda_needed} and found {ctx.cuda_found} (echo $LD_LIBRARY_PATH; ldconfig -p | grep libcudart show "
+        f"where the CUDA {ctx.cuda_found} copy comes from; remove it from the path)"
+    ]
+
+
 def older_library_loaded(ctx: Context) -> list[str]:
     """A symbol of CUDA X.Y's library missing from the copy loaded: NVIDIA's wheel at X.Y or newer, and the
     older copy off the loader's path."""
     if not ctx.symbol_cuda or not ctx.library_wheel or not ctx.soname:
-        return []
+        return older_cuda_found(ctx)
     return [
         f"pip install -U '{ctx.library_wheel}>={ctx.symbol_cuda}'  (what calls {ctx.soname} needs its CUDA "
         f"{ctx.symbol_cuda} release or newer; an older copy was loaded first: ldconfig -p | grep "
