@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import explained, first, fixes, ids
+from tests.conftest import explained, first, fixes, ids, stated
 
 
 @pytest.mark.parametrize(
@@ -53,3 +53,20 @@ def test_tensorflow_skipping_its_gpus_is_a_library_it_could_not_load() -> None:
     """JdeRobot/BehaviorMetrics#385: the line alone, as a pasted tail shows it."""
     exp = explained("Skipping registering GPU devices...\n")
     assert first(exp)["id"] == "cuda-libs-missing" and "TF_CPP_MAX_VLOG_LEVEL=3" in str(first(exp)["why"])
+
+
+GRADSCALER = (
+    "C:\\Python39\\lib\\site-packages\\torch\\cuda\\amp\\grad_scaler.py:115: UserWarning: torch.cuda.amp.GradScaler "
+    "is enabled, but CUDA is not available.  Disabling.\n"
+)
+
+
+def test_cuda_not_available_on_windows_is_first_the_cpu_wheel_pypi_gives() -> None:
+    """lucidrains/deep-daze#161: PyPI's torch for Windows is the CPU build; the warning alone is only context."""
+    windows = explained(GRADSCALER, stated({"os": "Windows 10", "gpu": "RTX 2080 super"}))
+    assert ids(windows)[0] == "cpu-only-build"
+    assert any("the machine runs Windows" in r for r in windows.causes[0].reasons)
+    linux = explained(
+        GRADSCALER.replace("C:\\Python39\\lib", "/usr/lib/python3.9"), stated({"os": "Ubuntu 22.04"})
+    )
+    assert not any("the machine runs Windows" in r for c in linux.causes for r in c.reasons)

@@ -587,6 +587,9 @@ def explain(
     scoped_scores(ranked, matches, findings)
     capture_rules(ranked, matches, snap, other)
     context_rules(ranked, matches, root, snap)
+    if root is None:  # a warning that only gives context ('GradScaler is enabled, but CUDA is not available')
+        for m in {m.sig.id: m for m in scan.matches if m.sig.on_windows or m.sig.on_wsl}.values():
+            _platform_rule(ranked, m, snap)  # says on Windows what it usually means there
     located = summaries.locate(scan.plain_tail()) if root is None else None
     fallback = None if root is not None or located is not None else fallback_root(scan)
     read = reader_scores(ranked, root, fallback)
