@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cudoctor.explainer import rank
+from tests.conftest import explained, ids, stated
 from tests.explainer.helpers import explain_text, top
 
 
@@ -226,3 +227,22 @@ def test_an_architecture_no_gpu_here_has_comes_from_the_build_list() -> None:
     assert top(own)[0] == "arch-unsupported"
     # no GPU in the facts: the message's own priors
     assert top(explain_text(NVCC_COMPUTE_90, {}))[0] == "arch-unsupported"
+
+
+REFUSED_61 = "nvcc fatal   : Unsupported gpu architecture 'compute_61\nerror: command '/usr/bin/nvcc' failed with exit status 1\n"
+
+
+def test_an_arch_every_stated_toolkit_builds_was_refused_by_another_nvcc() -> None:
+    """ucbdrive/few-shot-object-detection#11: CUDA 10.1 builds compute_61; /usr/bin/nvcc (older) ran."""
+    exp = explained(REFUSED_61, stated({"system_cuda": "10.1", "os": "Ubuntu 16.04"}))
+    assert exp.root is not None and exp.root.captures["sm"] == "compute_61"  # read without its closing quote
+    assert ids(exp)[0] == "toolchain-not-found"
+    assert "export PATH=/usr/local/cuda-10.1/bin:$PATH" in exp.causes[0].fixes[0]
+    unknown = explained(REFUSED_61)  # no toolkit known: nothing says which nvcc ran
+    assert not any("another, older one" in r for c in unknown.causes for r in c.reasons)
+    # a framework's list of the architectures it holds is not a compiler's refusal
+    torch = explained(
+        "NVIDIA GeForce RTX 3080 with CUDA capability sm_86 is not compatible with the current PyTorch installation.\n",
+        stated({"system_cuda": "11.8"}),
+    )
+    assert not any("another, older one" in r for c in torch.causes for r in c.reasons)

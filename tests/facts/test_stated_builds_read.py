@@ -179,3 +179,12 @@ def test_an_official_framework_image_brings_its_own_cuda(text: str, build: str, 
     _, info = stated_builds.framework_info(text, "", None) or ("", {})
     assert info["build"] == build
     assert (libs in info.get("cuda_libs", "")) if libs else "cuda_libs" not in info
+
+
+def test_a_jax_extra_that_names_its_cudnn_floor() -> None:
+    """'jax[cuda11_cudnn82]' asks for cuDNN 8.2 or newer (the Kaggle image held 8.0.5); the 11.4 after it is CUDA's."""
+    info = from_stated(
+        {"framework_version": "jax[cuda11_cudnn82] (wheel for CUDA >= 11.4 and cuDNN >= 8.2)"}
+    ).value("framework.jax")
+    assert (info["cudnn"], info["build"], info["version"]) == ("8.2", "cuda", None)
+    assert from_stated({"framework_version": "0.4.12"}, "jax").value("framework.jax")["version"] == "0.4.12"

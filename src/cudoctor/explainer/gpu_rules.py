@@ -167,13 +167,21 @@ def refused_arch_rule(ranked: dict[str, RankedCause], sm: str, gpus: list[dict[s
     )
 
 
-def toolkit_too_old_rule(ranked: dict[str, RankedCause], sm: str, toolkits: list[str]) -> None:
+def toolkit_too_old_rule(
+    ranked: dict[str, RankedCause], sm: str, toolkits: list[str], compiler: bool = False
+) -> None:
     """A compiler refused an architecture newer than the CUDA toolkit in the facts can build ('Unsupported gpu
     architecture compute_86' from CUDA 11.0's nvcc): the step is the toolkit that builds it, whichever of
     the GPU's architecture or the tool's version the reader ranks first."""
     want = versions.cc_tuple(sm)
     span = knowledge.cuda_span_for_cc(versions.cc_str(want)) if want else None
     if want is None or span is None:
+        return
+    ranges = [(cuda, knowledge.toolkit_cc_range(cuda)) for cuda in toolkits]
+    builds = [cuda for cuda, r in ranges if r is not None and r[0] <= want <= r[1]]
+    if builds and len(builds) == len(ranges):
+        if compiler:  # nvcc itself refused it (not a framework's list of the architectures it holds)
+            _another_compiler(ranked, sm, builds[0])
         return
     for cuda in toolkits:
         known = knowledge.toolkit_cc_range(cuda)
@@ -189,6 +197,22 @@ def toolkit_too_old_rule(ranked: dict[str, RankedCause], sm: str, toolkits: list
             if cause in ranked:
                 bump(ranked, cause, 0.1, reason, fix)
         return
+
+
+def _another_compiler(ranked: dict[str, RankedCause], sm: str, cuda: str) -> None:
+    """Every toolkit in the facts builds the architecture the compiler refused ('compute_61' with CUDA 10.1
+    installed): the compiler that ran is another, older one (Ubuntu's /usr/bin/nvcc of nvidia-cuda-toolkit)."""
+    mm = ".".join(cuda.split(".")[:2])
+    bump(
+        ranked,
+        "toolchain-not-found",
+        0.35,
+        f"fact: the CUDA {cuda} toolkit builds {sm}, so the nvcc that refused it is another, older one",
+        f"Build with CUDA {cuda}'s nvcc: which -a nvcc and nvcc --version show which one ran (a distribution's "
+        f"/usr/bin/nvcc is often older); export PATH=/usr/local/cuda-{mm}/bin:$PATH CUDA_HOME=/usr/local/cuda-{mm}, "
+        "or remove the older toolkit (sudo apt remove nvidia-cuda-toolkit)",
+    )
+    bump(ranked, "multiple-toolkits", 0.15, f"fact: a compiler other than CUDA {cuda}'s ran")
 
 
 def display_watchdog_rule(ranked: dict[str, RankedCause], gpus: list[dict[str, Any]]) -> None:

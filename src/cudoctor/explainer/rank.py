@@ -388,7 +388,8 @@ def context_rules(
     if sm and "toolchain-not-found" in ranked:  # a compiler refused it: the GPU's, or the build list's?
         gpu_rules.refused_arch_rule(ranked, sm, gpus)
     if sm:
-        gpu_rules.toolkit_too_old_rule(ranked, sm, gpu_rules.toolkit_versions(snap))
+        compiler = root is not None and "unsupported gpu architecture" in root.text.lower()
+        gpu_rules.toolkit_too_old_rule(ranked, sm, gpu_rules.toolkit_versions(snap), compiler)
     if root is not None and root.sig.new_gpu_cc:
         gpu_rules.new_gpu_rule(ranked, root.sig.new_gpu_cc, gpus)
     if "cpu-only-build" in ranked:

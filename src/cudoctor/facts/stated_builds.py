@@ -24,7 +24,8 @@ FRAMEWORK_WORDS = (
 )
 VERSION = r"\d+\.\d+(?:\.\d+)?(?:\.?(?:dev|a|b|rc)\w*)?(?:\+[\w.]+)?"
 # jaxlib's local version: +cuda12.cudnn89, +cuda11.cudnn805, +cuda111 (CUDA 11.1, before 0.1.73)
-JAX_TAG = re.compile(r"(?:\+|\b(?=cuda\d+\.cudnn))cuda(\d+)(?:\.cudnn(\d+))?", re.I)
+# jaxlib's local version (+cuda11.cudnn86) and the extras of its cuDNN floor (jax[cuda11_cudnn82])
+JAX_TAG = re.compile(r"(?:\+|\b(?=cuda\d+[._]cudnn))cuda(\d+)(?:[._]cudnn(\d+))?", re.I)
 # conda build strings: pytorch's py3.9_cuda11.6_cudnn8.3.2_0 (py3.7_cuda90_cudnn7_1 before 1.1), conda-forge's
 # cuda112py38h..._201
 CONDA_CUDA = re.compile(
@@ -231,7 +232,9 @@ def _jax(text: str, info: dict[str, Any]) -> None:
     jaxlib = _version_after("jaxlib", text)
     plugin = _version_after(r"jax[-_]cuda\d+[-_](?:plugin|pjrt)", text)
     jax = _version_after("jax", text) or plugin
-    info["version"] = (jax or (jaxlib or info["version"] or "").split("+")[0]) or None
+    # an extra (jax[cuda11_cudnn82]): a number not after jax or jaxlib is not theirs
+    named = re.search(r"\bjax\[", text, re.I) is not None
+    info["version"] = (jax or (jaxlib or ("" if named else info["version"]) or "").split("+")[0]) or None
     if jaxlib:
         info["jaxlib"] = jaxlib
     tag = JAX_TAG.search(jaxlib or "") or JAX_TAG.search(text)
