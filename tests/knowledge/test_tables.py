@@ -301,3 +301,12 @@ def test_a_signatures_own_examples_are_rooted_at_it(sig_id: str) -> None:
     for example in sig.examples:
         exp = rank.explain(scan.scan(io.BytesIO(example.encode())), Snapshot())
         assert exp.root is not None and exp.root.sig.id == sig_id, example
+
+
+def test_the_architectures_each_toolkit_builds() -> None:
+    assert knowledge.toolkit_cc_range("7.5") == ((2, 0), (5, 3))  # CMake's initial set, CUDA 7.0
+    assert knowledge.toolkit_cc_range("8.0") == ((2, 0), (6, 2))  # sm_60-62 come with CUDA 8
+    assert knowledge.toolkit_cc_range("11.0") == ((3, 5), (8, 0)) and knowledge.toolkit_cc_range("11.1")[
+        1
+    ] == (8, 6)  # type: ignore[index]
+    assert knowledge.toolkit_cc_range("6.5") is None  # older than the table
