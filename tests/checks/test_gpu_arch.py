@@ -105,3 +105,24 @@ def test_a_gpu_the_frameworks_message_refuses() -> None:
     )
     assert finding_ids(run_check("arch-unsupported", stated({"gpu": "Tesla T4", "other": other_gpu}))) == []
     assert finding_ids(run_check("arch-unsupported", stated({"gpu": "Quadro P2000"}))) == []
+
+
+def test_a_cupy_built_from_source_compiles_for_the_toolkit_it_found() -> None:
+    """A Quadro K2000 (3.0) with CuPy 8.4 built from source against CUDA 11.2, which builds 3.5 and newer."""
+    source = stated(
+        {
+            "framework_version": "CuPy 8.4 (pip install cupy, built from source)",
+            "system_cuda": "11.2",
+            "gpu": "Quadro K2000",
+        }
+    )
+    r = run_check("arch-unsupported", source)
+    assert finding_ids(r) == ["arch-unsupported"] and "too old" in r.findings[0].title
+    assert source.value("framework.cupy")["cuda_inferred"].startswith("the source package cupy")
+    # a binary wheel names its own CUDA; two toolkits do not say which one built it; a GPU it builds for is fine
+    wheel = stated({"framework_version": "cupy-cuda11x 12.0", "system_cuda": "11.2", "gpu": "Quadro K2000"})
+    assert "cuda_inferred" not in (wheel.value("framework.cupy") or {})
+    two = stated({"framework_version": "cupy 8.4", "system_cuda": "10.2 and 11.2", "gpu": "Quadro K2000"})
+    assert two.value("framework.cupy").get("cuda") is None
+    fine = stated({"framework_version": "cupy 8.4", "system_cuda": "11.2", "gpu": "GeForce GTX 1080"})
+    assert finding_ids(run_check("arch-unsupported", fine)) == []

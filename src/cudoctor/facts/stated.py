@@ -534,6 +534,34 @@ def _stated_companions(snap: Snapshot, text: str) -> None:
         snap.add(known("python.torch_companions", out, "stated"))
 
 
+# CuPy's binary wheels name their CUDA (cupy-cuda11x, cupy-cuda102); the source package 'cupy' is compiled
+# against the toolkit it finds (CUDA_PATH, nvcc on PATH) and compiles its kernels with that toolkit's NVRTC
+# (docs.cupy.dev install: 'Installing CuPy from Source')
+CUPY_WHEEL = re.compile(r"cupy-cuda\d+x?|cupy-rocm", re.I)
+
+
+def _cupy_from_source(snap: Snapshot) -> None:
+    """A CuPy stated without a CUDA wheel beside one stated toolkit is built with, and compiles for, that toolkit."""
+    info = snap.value("framework.cupy")
+    kits = [str(t["version"]) for t in snap.value("cuda.toolkits") or [] if t.get("version")]
+    if not isinstance(info, dict) or info.get("cuda") or info.get("build") == "cpu" or len(kits) != 1:
+        return
+    if CUPY_WHEEL.search(str(info.get("stated") or "")):
+        return
+    snap.add(
+        known(
+            "framework.cupy",
+            {
+                **info,
+                "cuda": kits[0],
+                "build": "cuda",
+                "cuda_inferred": f"the source package cupy is built with the CUDA {kits[0]} toolkit it finds",
+            },
+            "stated:framework_version",
+        )
+    )
+
+
 def _gpu_wanted(snap: Snapshot, text: str) -> str | None:
     """Why the stated facts say a GPU is wanted, or None."""
     if snap.value("cuda.toolkits"):
@@ -565,6 +593,7 @@ def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) ->
             get("framework_version"), get("framework_cuda"), framework_hint, native_windows
         ):
             snap.add(fact)
+    _cupy_from_source(snap)
     _stated_archs(snap, get("framework_version") + "\n" + get("other"))
     _torch_cpu_said(snap, get("other"))
     _said(snap, get("other"))
