@@ -310,3 +310,11 @@ def test_the_architectures_each_toolkit_builds() -> None:
         1
     ] == (8, 6)  # type: ignore[index]
     assert knowledge.toolkit_cc_range("6.5") is None  # older than the table
+
+
+def test_where_nvidias_installer_puts_a_toolkit() -> None:
+    assert knowledge.toolkit_root("10.0.130") == "/usr/local/cuda-10.0"
+    assert (
+        knowledge.toolkit_root("11.8", windows=True)
+        == "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8"
+    )

@@ -202,14 +202,14 @@ def toolkit_too_old_rule(
 def _another_compiler(ranked: dict[str, RankedCause], sm: str, cuda: str) -> None:
     """Every toolkit in the facts builds the architecture the compiler refused ('compute_61' with CUDA 10.1
     installed): the compiler that ran is another, older one (Ubuntu's /usr/bin/nvcc of nvidia-cuda-toolkit)."""
-    mm = ".".join(cuda.split(".")[:2])
+    root = knowledge.toolkit_root(cuda)
     bump(
         ranked,
         "toolchain-not-found",
         0.35,
         f"fact: the CUDA {cuda} toolkit builds {sm}, so the nvcc that refused it is another, older one",
         f"Build with CUDA {cuda}'s nvcc: which -a nvcc and nvcc --version show which one ran (a distribution's "
-        f"/usr/bin/nvcc is often older); export PATH=/usr/local/cuda-{mm}/bin:$PATH CUDA_HOME=/usr/local/cuda-{mm}, "
+        f"/usr/bin/nvcc is often older); export PATH={root}/bin:$PATH CUDA_HOME={root}, "
         "or remove the older toolkit (sudo apt remove nvidia-cuda-toolkit)",
     )
     bump(ranked, "multiple-toolkits", 0.15, f"fact: a compiler other than CUDA {cuda}'s ran")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cudoctor import versions
+from cudoctor import knowledge, versions
 from cudoctor.checks import view
 from cudoctor.explainer.ranked import RankedCause, bump
 from cudoctor.model import Snapshot
@@ -56,19 +56,13 @@ def _where(kit: dict[str, Any]) -> str:
 
 def _fix(kit: dict[str, Any], soname: str, windows: bool) -> str:
     version = str(kit["version"])
-    mm = ".".join(version.split(".")[:2])
+    root = str(kit["root"]) if not kit.get("stated") else knowledge.toolkit_root(version, windows)
     if windows:
-        root = (
-            str(kit["root"])
-            if not kit.get("stated")
-            else f"C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v{mm}"
-        )
         return (
             f"Put CUDA {version}'s bin directory, which holds {soname}, where the process looks: add {root}\\bin to "
             f"PATH and open a new terminal; Python 3.8+ loads a module's DLLs only from the system folders and "
             f"os.add_dll_directory(r'{root}\\bin'), called before the import"
         )
-    root = str(kit["root"]) if not kit.get("stated") else f"/usr/local/cuda-{mm}"
     return (
         f"Put CUDA {version}'s lib64, which holds {soname}, on the loader's path: "
         f"export LD_LIBRARY_PATH={root}/lib64:$LD_LIBRARY_PATH (for every shell: a file in /etc/ld.so.conf.d "

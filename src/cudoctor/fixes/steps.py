@@ -362,13 +362,12 @@ def cuda_home(ctx: Context) -> list[str]:
     if ctx.system_cuda:
         v = ctx.system_cuda
         if ctx.platform == "windows":
-            where = f"C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v{'.'.join(v.split('.')[:2])}"
+            where = knowledge.toolkit_root(v, windows=True)
             return [
                 f"set CUDA_HOME={where}  (the root of the CUDA {v} you installed: its bin\\ holds nvcc.exe); {rerun}"
             ]
-        mm = ".".join(v.split(".")[:2])
         return [
-            f"export CUDA_HOME=/usr/local/cuda-{mm}  (the root of the CUDA {v} you installed: the directory whose bin/ "
+            f"export CUDA_HOME={knowledge.toolkit_root(v)}  (the root of the CUDA {v} you installed: the directory whose bin/ "
             f"holds nvcc; ls -d /usr/local/cuda* lists them); {rerun}"
         ]
     build = (
@@ -558,9 +557,9 @@ def _toolkit_of_old_cuda(ctx: Context) -> list[str]:
     cuda = versions.fmt(have[:2])
     named = f" (it holds the {ctx.soname} the program asks for)" if ctx.soname else ""
     where = (
-        f"put its bin folder (C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v{cuda}\\bin) on PATH and open a new terminal"
+        f"put its bin folder ({knowledge.toolkit_root(cuda, windows=True)}\\bin) on PATH and open a new terminal"
         if ctx.platform == "windows"
-        else f"put its lib64 folder on the library path: export LD_LIBRARY_PATH=/usr/local/cuda-{cuda}/lib64:$LD_LIBRARY_PATH"
+        else f"put its lib64 folder on the library path: export LD_LIBRARY_PATH={knowledge.toolkit_root(cuda)}/lib64:$LD_LIBRARY_PATH"
     )
     return [
         f"Install CUDA {cuda}, the CUDA this build loads{named}: NVIDIA's CUDA Toolkit archive "

@@ -188,6 +188,17 @@ def driver_runs(driver_cuda: str, cuda: str | None) -> bool:
     return want <= have or (want[0] == have[0] and have[0] >= 11)
 
 
+def toolkit_root(cuda: str, windows: bool = False) -> str:
+    """Where NVIDIA's installer puts CUDA X.Y: /usr/local/cuda-X.Y, or on Windows
+    C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\vX.Y."""
+    mm = ".".join(cuda.split(".")[:2])
+    return (
+        f"C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v{mm}"
+        if windows
+        else f"/usr/local/cuda-{mm}"
+    )
+
+
 def max_cuda_for_driver(driver: str, windows: bool = False) -> str | None:
     """Newest CUDA minor whose own table row the driver satisfies (a native Windows driver by Windows'
     numbering: 527.41 is CUDA 12.0 there, 11.8 on Linux's scale)."""
