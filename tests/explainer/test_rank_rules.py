@@ -8,7 +8,6 @@ import io
 
 from cudoctor.explainer import command, evidence, learned, rank, scan
 from cudoctor.explainer.command import explain_stated
-from tests.conftest import explained, ids
 
 
 def _ids(log: str, facts: dict[str, str] | None = None) -> list[str]:
@@ -85,26 +84,3 @@ def test_jaxlibs_vendored_xla_paths_say_jax() -> None:
         io.BytesIO(b"W tensorflow/stream_executor/gpu/asm_compiler.cc:191] Couldn't invoke ptxas\n")
     )
     assert command.guess_framework(tf) == "tensorflow"
-
-
-PADDLE = (
-    "W0801 device: 0. The installed Paddle is compiled with CUDNN 7.6, but CUDNN version in your machine is 7.3, "
-    "which may cause serious incompatible bug. Please recompile or reinstall Paddle with compatible CUDNN version.\n"
-    "ExternalError: Cudnn error, CUDNN_STATUS_BAD_PARAM at (/paddle/paddle/fluid/operators/batch_norm_op.cu:319)\n"
-)
-
-
-def test_a_version_mismatch_said_beside_the_root_error_weighs_on_it() -> None:
-    """A status code names no version; the line before it does (a PaddlePaddle report, set 14)."""
-    exp = explained(PADDLE)
-    assert exp.root is not None and "CUDNN_STATUS_BAD_PARAM" in exp.root.text
-    cudnn = next(c for c in exp.causes if c.id == "cudnn-mismatch")
-    assert any("cuDNN 7.3 is the one found" in r for r in cudnn.reasons)
-    alone = explained(PADDLE.splitlines()[1] + "\n")  # the status code without the line: not cuDNN's version
-    assert not any("is the one found" in r for c in alone.causes for r in c.reasons)
-    assert cudnn.score > max((c.score for c in alone.causes if c.id == "cudnn-mismatch"), default=0.0) + 0.4
-    assert (
-        ids(exp).index("cudnn-mismatch") < ids(alone).index("cudnn-mismatch")
-        if "cudnn-mismatch" in ids(alone)
-        else True
-    )

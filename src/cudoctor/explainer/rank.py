@@ -17,8 +17,8 @@ from cudoctor.checks import run_checks, view
 from cudoctor.explainer import (
     evidence,
     gpu_rules,
+    library_rules,
     memory_rules,
-    path_rules,
     readers,
     setting_rules,
     signatures,
@@ -596,8 +596,11 @@ def explain(
     read = reader_scores(ranked, root, fallback)
     root_text = root.text if root is not None else (fallback[1] if fallback else "")
     root_line = root.line if root else fallback[0] if fallback else 0
-    path_rules.toolkit_holds_it_rule(ranked, read, snap, root_line)
-    read = {**_versions_elsewhere_rule(ranked, scan, root_line), **read}  # the root line's own first
+    library_rules.toolkit_holds_it_rule(ranked, read, snap, root_line)
+    read = {
+        **library_rules.versions_elsewhere_rule(ranked, scan, root_line),
+        **read,
+    }  # the root line's own first
     _wsl_libcuda_rule(ranked, matches, root_text, snap)
     text = evidence.excerpt(scan)
     plan = planner.context(
@@ -631,30 +634,6 @@ def explain(
     return Explanation(
         None, fallback, causes, matches, findings, scan, learned=learned, plan=plan, apart=apart
     )
-
-
-# A line beside the root error that compares the version a program was built with and the one it found
-# ("compiled with CUDNN 7.6, but CUDNN version in your machine is 7.3") says what the root error's status code
-# does not; it counts half of what it would as the root line.
-ELSEWHERE = 0.5
-BUILT_WORDS = re.compile(r"\b(?:compiled|built|source)\b", re.I)
-
-
-def _versions_elsewhere_rule(
-    ranked: dict[str, RankedCause], scan: ScanResult, root_line: int
-) -> dict[str, str]:
-    """Weigh the first such line on the ranking; what it states (the version compiled with) is for the plan."""
-    if not root_line:  # nothing failed: a version remark alone is not an error
-        return {}
-    for line, text in scan.tail:
-        if line == root_line or line in scan.harmless_tail or not BUILT_WORDS.search(text):
-            continue
-        for reading in readers.read_line(text):
-            if reading.reader == "compiled-vs-loaded" and reading.facts.get("older"):
-                for cause, weight in reading.causes.items():
-                    bump(ranked, cause, weight * ELSEWHERE, f"line {line}: {reading.what}")
-                return reading.facts
-    return {}
 
 
 # How much a reader's reading of the root line counts: nothing beside a signature of the error itself

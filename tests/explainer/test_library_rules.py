@@ -1,11 +1,11 @@
 """A CUDA library the loader could not find, read against the toolkits the facts show: a toolkit that
-ships that very file means the loader's path does not lead to it (explainer/path_rules.py)."""
+ships that very file means the loader's path does not lead to it (explainer/library_rules.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from cudoctor.explainer import path_rules
+from cudoctor.explainer import library_rules
 from tests.conftest import explained, stated
 
 WINDOWS = "Could not load dynamic library 'cudart64_110.dll'; dlerror: cudart64_110.dll not found\n"
@@ -15,7 +15,7 @@ LINUX = (
 )
 
 
-def reasons(exp: object, cause: str = path_rules.CAUSE) -> list[str]:
+def reasons(exp: object, cause: str = library_rules.CAUSE) -> list[str]:
     rc = next((c for c in exp.causes if c.id == cause), None)  # type: ignore[attr-defined]
     return [] if rc is None else [r for r in rc.reasons if "ships" in r]
 
@@ -32,7 +32,7 @@ def reasons(exp: object, cause: str = path_rules.CAUSE) -> list[str]:
     ],
 )
 def test_which_toolkit_ships_which_file(toolkit: str, wanted: str, ships: bool) -> None:
-    assert path_rules.ships(toolkit, wanted) is ships
+    assert library_rules.ships(toolkit, wanted) is ships
 
 
 def test_a_windows_toolkit_that_holds_the_dll_is_a_path_to_add() -> None:
@@ -43,18 +43,18 @@ def test_a_windows_toolkit_that_holds_the_dll_is_a_path_to_add() -> None:
     }
     exp = explained(WINDOWS, stated(facts))
     assert reasons(exp) and "CUDA 11.2 toolkit ships cudart64_110.dll" in reasons(exp)[0]
-    rc = next(c for c in exp.causes if c.id == path_rules.CAUSE)
+    rc = next(c for c in exp.causes if c.id == library_rules.CAUSE)
     assert "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.2\\bin" in rc.fixes[0]
     assert "os.add_dll_directory" in rc.fixes[0]
 
 
 def test_a_linux_toolkit_that_holds_the_library_goes_on_ld_library_path() -> None:
     exp = explained(LINUX, stated({"system_cuda": "11.4", "os": "Ubuntu 20.04"}))
-    rc = next(c for c in exp.causes if c.id == path_rules.CAUSE)
+    rc = next(c for c in exp.causes if c.id == library_rules.CAUSE)
     assert "export LD_LIBRARY_PATH=/usr/local/cuda-11.4/lib64:$LD_LIBRARY_PATH" in rc.fixes[0]
     without = explained(LINUX, stated({"os": "Ubuntu 20.04"}))
-    assert next(c for c in exp.causes if c.id == path_rules.CAUSE).score > max(
-        (c.score for c in without.causes if c.id == path_rules.CAUSE), default=0.0
+    assert next(c for c in exp.causes if c.id == library_rules.CAUSE).score > max(
+        (c.score for c in without.causes if c.id == library_rules.CAUSE), default=0.0
     )
 
 
@@ -63,3 +63,21 @@ def test_a_toolkit_of_another_release_or_none_says_nothing() -> None:
     assert reasons(explained(LINUX, stated({"os": "Ubuntu 20.04"}))) == []  # no toolkit known
     cudnn = "Could not load dynamic library 'libcudnn.so.8'; dlerror: libcudnn.so.8: cannot open shared object file\n"
     assert reasons(explained(cudnn, stated({"system_cuda": "11.8"}))) == []  # not a file a toolkit ships
+
+
+PADDLE = (
+    "W0801 device: 0. The installed Paddle is compiled with CUDNN 7.6, but CUDNN version in your machine is 7.3, "
+    "which may cause serious incompatible bug. Please recompile or reinstall Paddle with compatible CUDNN version.\n"
+    "ExternalError: Cudnn error, CUDNN_STATUS_BAD_PARAM at (/paddle/paddle/fluid/operators/batch_norm_op.cu:319)\n"
+)
+
+
+def test_a_version_mismatch_said_beside_the_root_error_weighs_on_it() -> None:
+    """A status code names no version; the line before it does (a PaddlePaddle report, set 14)."""
+    exp = explained(PADDLE)
+    assert exp.root is not None and "CUDNN_STATUS_BAD_PARAM" in exp.root.text
+    cudnn = next(c for c in exp.causes if c.id == "cudnn-mismatch")
+    assert any("cuDNN 7.3 is the one found" in r for r in cudnn.reasons)
+    alone = explained(PADDLE.splitlines()[1] + "\n")  # the status code without the line: not cuDNN's version
+    assert not any("is the one found" in r for c in alone.causes for r in c.reasons)
+    assert cudnn.score > max((c.score for c in alone.causes if c.id == "cudnn-mismatch"), default=0.0) + 0.4

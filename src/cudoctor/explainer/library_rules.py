@@ -1,14 +1,19 @@
-"""Rules for a CUDA library the loader could not find, read against the toolkits the facts show: a
-toolkit that ships that very file (cudart64_110.dll in every CUDA 11.x, libcublas.so.12 in every
-12.x) means the file is on the machine and the loader's path does not lead to it."""
+"""Rules for a CUDA library the log names, read against the facts and the lines beside the root error:
+a toolkit in the facts that ships the very file the loader could not find (cudart64_110.dll in every
+CUDA 11.x, libcublas.so.12 in every 12.x) means the file is on the machine and the loader's path does
+not lead to it; a line that compares the version a program was built with and the one it found says
+what the root error's status code does not."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from cudoctor import knowledge, versions
 from cudoctor.checks import view
+from cudoctor.explainer import readers
 from cudoctor.explainer.ranked import RankedCause, bump
+from cudoctor.explainer.scan import ScanResult
 from cudoctor.model import Snapshot
 
 CAUSE = "env-path-misconfig"
@@ -68,3 +73,27 @@ def _fix(kit: dict[str, Any], soname: str, windows: bool) -> str:
         f"export LD_LIBRARY_PATH={root}/lib64:$LD_LIBRARY_PATH (for every shell: a file in /etc/ld.so.conf.d "
         "naming it, then sudo ldconfig)"
     )
+
+
+# A line beside the root error that compares the version a program was built with and the one it found
+# ("compiled with CUDNN 7.6, but CUDNN version in your machine is 7.3") says what the root error's status code
+# does not; it counts half of what it would as the root line.
+ELSEWHERE = 0.5
+BUILT_WORDS = re.compile(r"\b(?:compiled|built|source)\b", re.I)
+
+
+def versions_elsewhere_rule(
+    ranked: dict[str, RankedCause], scan: ScanResult, root_line: int
+) -> dict[str, str]:
+    """Weigh the first such line on the ranking; what it states (the version compiled with) is for the plan."""
+    if not root_line:  # nothing failed: a version remark alone is not an error
+        return {}
+    for line, text in scan.tail:
+        if line == root_line or line in scan.harmless_tail or not BUILT_WORDS.search(text):
+            continue
+        for reading in readers.read_line(text):
+            if reading.reader == "compiled-vs-loaded" and reading.facts.get("older"):
+                for cause, weight in reading.causes.items():
+                    bump(ranked, cause, weight * ELSEWHERE, f"line {line}: {reading.what}")
+                return reading.facts
+    return {}
