@@ -22,9 +22,8 @@ def driver_too_old(snap: Snapshot) -> list[Finding]:
     dv = versions.parse(driver)
     driver_cuda = snap.value("driver.cuda_version")
     out = _image_needs_newer_driver(snap, dv, driver, driver_cuda)
-    windows = (
-        view.platform(snap) == "windows"
-    )  # WSL2 runs the Windows driver, but reports its Linux-side version
+    # native Windows numbers its drivers on its own scale (WSL2 reports the Linux-side version)
+    windows = view.platform(snap) == "windows"
     for name, info in view.cuda_frameworks(snap):
         floor = knowledge.driver_floor(str(info["cuda"]), windows)
         if floor is None:

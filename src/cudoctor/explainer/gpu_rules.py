@@ -183,8 +183,7 @@ def toolkit_too_old_rule(
         if compiler:  # nvcc itself refused it (not a framework's list of the architectures it holds)
             _another_compiler(ranked, sm, builds[0])
         return
-    for cuda in toolkits:
-        known = knowledge.toolkit_cc_range(cuda)
+    for cuda, known in ranges:
         if known is None or want <= known[1]:
             continue
         newest = versions.cc_str(known[1])

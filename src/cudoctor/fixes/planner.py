@@ -41,12 +41,11 @@ class Context:
     gpu: str | None = None
     platform: str | None = None  # 'windows' (native), 'wsl', 'linux', 'darwin'
     system_cuda: str | None = None  # a toolkit the person has (stated, or the first one found)
-    toolkit_root: str | None = None  # where that toolkit is, where it was found on this machine
+    toolkit_root: str | None = None  # where that toolkit is, where it was found on this machine (not stated)
     cudnn_wanted: int | None = None  # the cuDNN major the log says the program asked for
     python: str | None = None  # the Python the framework runs under ('3.11.4')
-    cudnn_compiled: str | None = (
-        None  # the cuDNN the build was compiled with: the log's ('8.2'), else its own
-    )
+    # the cuDNN the build was compiled with: the log's ('8.2'), else the build's own
+    cudnn_compiled: str | None = None
     cuda_found: str | None = None  # a CUDA the log says is older than the one the build needs ('12.1') ...
     cuda_needed: str | None = None  # ... and that one ('12.2')
     driver_needed: str | None = None  # the driver the log says it needs (a container image's CUDA)
@@ -83,7 +82,7 @@ def context(
     driver_cuda = snap.value("driver.cuda_version") or (
         knowledge.max_cuda_for_driver(str(driver), platform == "windows") if driver else None
     )
-    toolkits = snap.value("cuda.toolkits") or []
+    toolkit = next((t for t in snap.value("cuda.toolkits") or [] if t.get("version")), None)
     facts = log_facts or {}
     if not driver_cuda and facts.get("library") == "driver" and facts.get("loaded"):
         driver_cuda = facts["loaded"]  # the log's own 'driver too old (found version 11040)': CUDA 11.4
@@ -108,10 +107,8 @@ def context(
         cc=gpu["cc_t"] if gpu else None,
         gpu=gpu.get("name") if gpu else None,
         platform=platform,
-        system_cuda=next((str(t["version"]) for t in toolkits if t.get("version")), None),
-        toolkit_root=next(
-            (str(t["root"]) for t in toolkits if t.get("version") and not t.get("stated")), None
-        ),
+        system_cuda=str(toolkit["version"]) if toolkit else None,
+        toolkit_root=str(toolkit["root"]) if toolkit and not toolkit.get("stated") else None,
         cudnn_wanted=int(wanted) if wanted and str(wanted).isdigit() else None,
         root=root,
         python=str((snap.value("host.python") or {}).get("version") or "") or None,
