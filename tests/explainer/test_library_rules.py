@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cudoctor.explainer import library_rules
+from cudoctor.explainer import library_rules, rank
 from tests.conftest import explained, stated
 
 WINDOWS = "Could not load dynamic library 'cudart64_110.dll'; dlerror: cudart64_110.dll not found\n"
@@ -81,3 +81,41 @@ def test_a_version_mismatch_said_beside_the_root_error_weighs_on_it() -> None:
     alone = explained(PADDLE.splitlines()[1] + "\n")  # the status code without the line: not cuDNN's version
     assert not any("is the one found" in r for c in alone.causes for r in c.reasons)
     assert cudnn.score > max((c.score for c in alone.causes if c.id == "cudnn-mismatch"), default=0.0) + 0.4
+
+
+JAX_OUTDATED = (
+    "CUDA backend failed to initialize: Unable to use CUDA because of the following issues with CUDA components:\n"
+    "Outdated cuDNN installation found.\n"
+    "Version JAX was built against: 8907\n"
+    "Minimum supported: 9100\n"
+    "Installed version: 8907\n"
+    "The local installation version must be no lower than 9100..(Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)\n"
+)  # conda-forge/jax-feedstock#149 (corpus)
+
+
+def test_the_versions_under_jax_outdated_verdict_reach_the_plan() -> None:
+    exp = explained(JAX_OUTDATED)
+    assert exp.plan is not None and exp.plan.cudnn_compiled == "9.1.0" and exp.plan.cudnn_wanted == 9
+    fix = rank.cause_json(exp.causes, 0, plan=exp.plan)["fix"]
+    assert exp.causes[0].id == "cudnn-mismatch" and "cuDNN 9.1 or a newer 9.x" in fix[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        JAX_OUTDATED.replace("Installed version: 8907", "Installed version: 9100"),  # not older: nothing read
+        JAX_OUTDATED.replace("Installed version: 8907\n", ""),  # a version missing: nothing read
+        "Outdated cuDNN installation found.\nSomething else: 9100\nInstalled version: 8907\n",  # no minimum
+    ],
+)
+def test_an_outdated_verdict_without_an_older_installed_version_states_nothing(text: str) -> None:
+    exp = explained(text)
+    assert exp.plan is not None and exp.plan.cudnn_compiled is None
+
+
+def test_an_outdated_cusparse_reads_its_own_encoding() -> None:
+    block = "Outdated cuSPARSE installation found.\nMinimum supported: 12100\nInstalled version: 12002\n"
+    exp = explained(block)
+    root = exp.root.line if exp.root else 0
+    facts = library_rules.outdated_block(exp.scan, root, exp.root.text if exp.root else "")
+    assert facts == {"library": "cusparse", "compiled": "12.1.0", "loaded": "12.0.2", "older": "loaded"}

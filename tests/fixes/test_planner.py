@@ -64,6 +64,19 @@ def test_jax_extras_need_a_driver_that_runs_their_cuda() -> None:
     assert not planner.contradicts("pip install -U 'jax[cuda12]'", ctx(driver="535.104.05"))
 
 
+def test_a_jax_extra_of_another_cuda_major_than_the_build_is_dropped_unless_the_driver_is_why() -> None:
+    cuda11 = ctx(framework_version="jaxlib 0.4.6+cuda11.cudnn86")
+    assert cuda11.framework == "jax" and cuda11.cuda_major == 11
+    assert planner.contradicts('JAX: pip install -U "jax[cuda12]" in a fresh environment', cuda11)
+    assert not planner.contradicts("pip install -U 'jax[cuda11_pip]'", cuda11)
+    assert not planner.contradicts(
+        "Or upgrade the NVIDIA driver to 525.60.13, then pip install -U 'jax[cuda12]'", cuda11
+    )
+    assert not planner.contradicts(
+        "pip install -U 'jax[cuda12]'", ctx(framework_version="jax 0.4.30")
+    )  # build unknown
+
+
 def test_tensorflow_gpu_installs_on_native_windows_and_other_gpus_archs_are_dropped() -> None:
     win = ctx(os="Windows 10", framework_version="tensorflow 2.13.0")
     assert planner.contradicts("pip install 'tensorflow[and-cuda]'", win)

@@ -97,3 +97,40 @@ def versions_elsewhere_rule(
                     bump(ranked, cause, weight * ELSEWHERE, f"line {line}: {reading.what}")
                 return reading.facts
     return {}
+
+
+# JAX's check of the CUDA libraries it loaded writes the versions on the lines under its verdict:
+#   Outdated cuDNN installation found.
+#   Version JAX was built against: 8907
+#   Minimum supported: 9100
+#   Installed version: 8907
+OUTDATED = re.compile(
+    r"Outdated (cuDNN|CUDA|cuBLAS|cuFFT|cuSPARSE|cuSOLVER|cuPTI|NCCL|NVRTC) installation found"
+)
+BLOCK_LINE = re.compile(
+    r"^\s*(Minimum supported|Installed version|Version JAX was built against):\s*(\d{4,6})\b"
+)
+BLOCK_LINES = 5  # how far under the verdict its versions are looked for
+
+
+def outdated_block(scan: ScanResult, root_line: int, root_text: str) -> dict[str, str]:
+    """The versions under JAX's 'Outdated X installation found' root: the minimum it supports is what the
+    plan installs, the installed one what it replaces."""
+    m = OUTDATED.search(root_text)
+    if m is None:
+        return {}
+    lib = m.group(1).lower()
+    seen: dict[str, str] = {}
+    for line, text in scan.tail:
+        if root_line < line <= root_line + BLOCK_LINES:
+            field = BLOCK_LINE.match(text)
+            if field:
+                seen.setdefault(field.group(1), field.group(2))
+    wanted = seen.get("Minimum supported") or seen.get("Version JAX was built against")
+    found = seen.get("Installed version")
+    if not wanted or not found:
+        return {}
+    compiled, loaded = readers.normalise(wanted, lib), readers.normalise(found, lib)
+    if (versions.parse(loaded) or ()) >= (versions.parse(compiled) or ()):
+        return {}
+    return {"library": lib, "compiled": compiled, "loaded": loaded, "older": "loaded"}

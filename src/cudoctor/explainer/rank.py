@@ -599,6 +599,7 @@ def explain(
     library_rules.toolkit_holds_it_rule(ranked, read, snap, root_line)
     read = {
         **library_rules.versions_elsewhere_rule(ranked, scan, root_line),
+        **library_rules.outdated_block(scan, root_line, root_text),
         **read,
     }  # the root line's own first
     _wsl_libcuda_rule(ranked, matches, root_text, snap)

@@ -365,7 +365,7 @@ def _compiled_vs_loaded(line: str) -> list[Reading]:
     if len(sides) < 2 or not named:
         return []
     lib = next((x for x in named if x != "cuda"), "cuda")
-    compiled, loaded = (_normalise(sides[s], lib) for s in ("compiled", "loaded"))
+    compiled, loaded = (normalise(sides[s], lib) for s in ("compiled", "loaded"))
     c, f = versions.parse(compiled), versions.parse(loaded)
     if c is None or f is None or c == f:
         return []
@@ -386,7 +386,7 @@ def _compiled_vs_loaded(line: str) -> list[Reading]:
     return [Reading("compiled-vs-loaded", causes, what, facts)]
 
 
-def _normalise(raw: str, lib: str) -> str:
+def normalise(raw: str, lib: str) -> str:
     """(8, 9, 2) -> 8.9.2; integer encodings: cuDNN 8600 -> 8.6.0, CUDA 11020 -> 11.2, NCCL 21803 ->
     2.18.3, other CUDA libraries (cuSOLVER 11401) -> 11.4.1."""
     if raw.startswith("("):

@@ -275,6 +275,15 @@ def _nvidia_wheel_beyond_driver(step: str, ctx: Context) -> bool:
     return any(int(a or b) > have[0] for a, b in NVIDIA_WHEEL.findall(step))
 
 
+def _jax_extra_other_major(step: str, ctx: Context) -> bool:
+    """jax[cuda12] beside a JAX built for CUDA 11 (jaxlib +cuda11): an install of another build than the
+    one whose libraries failed, unless the step is about the driver (a driver too old for the build's
+    major is a reason to change major)."""
+    if ctx.framework != "jax" or ctx.cuda_major is None or "driver" in step.lower():
+        return False
+    return any(int(a or b) != ctx.cuda_major for a, b in JAX_EXTRA.findall(step))
+
+
 def _jax_extra_unrunnable(step: str, ctx: Context) -> bool:
     """jax[cuda12] on a driver too old for CUDA 12 (and no driver upgrade in the same step)."""
     if not ctx.driver_cuda or UPGRADES_DRIVER.search(step):
@@ -398,6 +407,7 @@ RULES = (
     _torch_index_too_new,
     _nvidia_wheel_other_major,
     _nvidia_wheel_beyond_driver,
+    _jax_extra_other_major,
     _jax_extra_unrunnable,
     _tf_gpu_on_native_windows,
     _tf_extra_before_its_release,

@@ -292,7 +292,7 @@ def cudnn_mismatch(ctx: Context) -> list[str]:
         wheel = knowledge.cudnn_wheel(cuda, major) if cuda else None
         pip = f", or pip install {wheel.replace(f'=={major}.*', f'>={mm},<{major + 1}')}" if wheel else ""
         return [
-            f"Install cuDNN {mm} or a newer {major}.x, the version the build was compiled with: conda install "
+            f"Install cuDNN {mm} or a newer {major}.x, the oldest the build accepts: conda install "
             f"-c conda-forge 'cudnn>={mm},<{major + 1}'{pip} (or NVIDIA's cuDNN archive for your CUDA), and put it "
             "before the older copy on the library path"
         ]
