@@ -126,3 +126,17 @@ def test_a_cupy_built_from_source_compiles_for_the_toolkit_it_found() -> None:
     assert two.value("framework.cupy").get("cuda") is None
     fine = stated({"framework_version": "cupy 8.4", "system_cuda": "11.2", "gpu": "GeForce GTX 1080"})
     assert finding_ids(run_check("arch-unsupported", fine)) == []
+
+
+def test_a_variant_stated_without_its_release_is_judged_by_every_wheel_of_that_variant() -> None:
+    """jamiepine/voicebox#994: a GTX 1070 (6.1) under 'PyTorch cu128'; no cu128 wheel of any release holds
+    Pascal (cu126 does). The number before 'PyTorch' is voicebox's version, not torch's."""
+    pascal = stated({"gpu": "GTX1070 (Pascal)", "framework_version": "voicebox 4.0 with PyTorch cu128 build"})
+    assert pascal.value("framework.torch")["version"] is None
+    r = run_check("arch-unsupported", pascal)
+    assert finding_ids(r) == ["arch-unsupported"] and "release was not stated" in r.findings[0].evidence[0]
+    turing = stated(
+        {"gpu": "RTX 2080", "framework_version": "PyTorch cu128"}
+    )  # 7.5: some cu128 wheels hold it
+    assert finding_ids(run_check("arch-unsupported", turing)) == []
+    assert knowledge.torch_variant_archs("cu999") is None

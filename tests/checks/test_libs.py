@@ -138,3 +138,15 @@ def test_a_cudnn_no_wheel_holds_is_named_from_nvidias_archive() -> None:
     fix = [s for f in run_check("cudnn-version-mismatch", snap).findings for s in f.fix]
     assert any("cuDNN 7.4 for CUDA 10 from NVIDIA's cuDNN archive" in s for s in fix), fix
     assert not any("nvidia-cudnn-cu10" in s for s in fix)
+
+
+def test_a_per_minor_jaxlib_links_the_cudnn_major_of_its_cuda() -> None:
+    """jax-ml/jax#7867: jaxlib 0.1.70+cuda101 beside only cuDNN 8.0.5 found no GPU; CUDA 10 jaxlib wheels
+    link cuDNN 7 (shared/compat/jax.toml)."""
+    facts = {"framework_version": "jaxlib==0.1.70+cuda101", "system_cuda": "10.1"}
+    fired = run_check("cudnn-version-mismatch", stated({**facts, "cudnn": "cudnn v8.0.5 for CUDA 10.1"}))
+    assert [f.cause for f in fired.findings] == ["cudnn-mismatch"] and "cuDNN 7" in fired.findings[0].title
+    assert not run_check("cudnn-version-mismatch", stated({**facts, "cudnn": "7.6.5"})).findings
+    assert not run_check(
+        "cudnn-version-mismatch", stated(facts)
+    ).findings  # no cuDNN stated: nothing to compare

@@ -11,7 +11,9 @@ import sys
 
 import pytest
 
+from cudoctor.explainer import rank
 from tests.conftest import explained, first, fixes, needs_torch, python_output
+from tests.explainer.helpers import explain_text, top
 
 
 def free_port() -> int:
@@ -207,3 +209,20 @@ def test_a_dev_shm_this_user_cannot_write_is_the_same_transport() -> None:
 def test_nccl_out_of_gpu_memory_is_memory_not_the_network() -> None:
     exp = explained("node1:1234:1300 [0] include/alloc.h:48 NCCL WARN Cuda failure 'out of memory'\n")
     assert [c.id for c in exp.causes[:2]] == ["gpu-oom", "multi-gpu-comm"]
+
+
+def test_tensorflow_without_nccl_is_given_an_all_reduce_that_needs_none() -> None:
+    """tensorflow/tensorflow#44281: MirroredStrategy on native Windows; HierarchicalCopyAllReduce fixed it."""
+    log = (
+        "No OpKernel was registered to support Op 'NcclAllReduce' used by {{node NcclAllReduce}} with these attrs: "
+        '[reduction="sum", shared_name="c1", T=DT_FLOAT, num_devices=2]\n'
+        "Registered devices: [CPU, GPU, XLA_CPU, XLA_GPU]\nRegistered kernels:\n  <no registered kernels>\n"
+    )
+    exp = explain_text(log, {"os": "Windows", "framework_version": "tensorflow 2.3"})
+    assert top(exp)[0] == "multi-gpu-comm"
+    fix = rank.cause_json(exp.causes, 0, plan=exp.plan)["fix"]
+    assert "HierarchicalCopyAllReduce" in fix[0] and not any("torch" in s for s in fix)
+    other = explain_text(
+        "No OpKernel was registered to support Op 'CudnnRNN' used by {{node cu_dnngru/CudnnRNN}}\n"
+    )
+    assert other.root is None or other.root.sig.id != "multi-gpu-comm/tf-nccl-op-missing"

@@ -192,3 +192,38 @@ def test_round_31_nccl_infiniband_verbs_failures_check_the_fabric_then_the_plugi
     assert "ibv_modify_qp (Invalid argument)" in fixes[0] and "NCCL_IBEXT_DISABLE=1" in fixes[1]
     assert not any("NCCL_P2P_DISABLE" in f for f in fixes)  # peer-to-peer is not the RDMA path
     assert "2.5.6-2" in rank.cause_json(exp.causes, 1)["fix"][0]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # trexminer/T-Rex#95: a CUDA 11.1 build on driver 440.100
+        "/home/rik/Downloads/trex/t-rex: symbol lookup error: /home/rik/Downloads/trex/t-rex: undefined symbol: cuDevicePrimaryCtxSetFlags_v2",
+        # trexminer/T-Rex#118: Windows, a newer driver fixed it
+        "The procedure entry point cuDevicePrimaryCtxReset_v2 could not be located in the dynamic link library nvcuda.dll",
+    ],
+)
+def test_a_driver_api_entry_point_the_driver_lacks_is_an_old_driver(line: str) -> None:
+    exp = explain_text(line + "\n")
+    assert exp.root is not None and exp.root.sig.id == "driver-too-old/driver-api-symbol-missing"
+    assert top(exp)[:2] == ["driver-too-old", "multiple-toolkits"]
+
+
+def test_an_unversioned_driver_symbol_missing_is_still_another_copy_of_the_library() -> None:
+    """pytorch/pytorch#15048: cuCtxGetCurrent exists in every driver; ld.so.conf named an old toolkit."""
+    exp = explain_text("RuntimeError: undefined symbol: cuCtxGetCurrent\n")
+    assert exp.root is not None and exp.root.sig.id == "multiple-toolkits/undefined-cuda-symbol"
+    assert top(exp)[0] == "multiple-toolkits"
+
+
+def test_cupy_whose_compiled_core_is_missing_is_a_broken_install_reinstalled_as_a_wheel() -> None:
+    """cupy/cupy#7907: 'import cupy' worked, 'import cupy.cuda' did not; a new conda environment fixed it."""
+    exp = explain_text(
+        'Traceback (most recent call last):\n  File "<stdin>", line 1, in <module>\n'
+        "ModuleNotFoundError: No module named 'cupy.cuda'\n"
+    )
+    assert top(exp)[0] == "broken-install"
+    fix = rank.cause_json(exp.causes, 0, plan=exp.plan)["fix"]
+    assert not any(
+        "--no-deps cupy " in s or s.endswith("--no-deps cupy") for s in fix
+    )  # PyPI's cupy compiles

@@ -62,6 +62,8 @@ STATUS_LINES = [
         "CUSPARSE_STATUS_INSUFFICIENT_RESOURCES",
     ),
     ("cupy_backends.cuda.libs.nvrtc.NVRTCError: NVRTC_ERROR_COMPILATION (6)", "NVRTC_ERROR_COMPILATION"),
+    # a wrapper's camel case (hannes-brt/cudnn-python-wrappers: libcudnn.py raises cudnnExceptions[status])
+    ("libcudnn.cudnnStatusArchMismatch", "CUDNN_STATUS_ARCH_MISMATCH"),
     # numbers, where the format says which enum
     (
         "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=405 error=11 : invalid argument",
@@ -586,3 +588,8 @@ def test_a_symbol_of_a_newer_cuda_release_missing_from_the_library_loaded() -> N
     soname = _by("soname", "undefined symbol: __nvJitLinkCreate_12_8, version libnvJitLink.so.12")
     assert soname and "does not fit" in soname[0].what and "cuda-libs-missing" not in soname[0].causes
     assert _by("versioned-symbol", "undefined symbol: cusparseSpSM_analysis, version libcusparse.so.12") == []
+
+
+def test_a_camel_case_status_that_no_table_has_is_not_read() -> None:
+    assert _statuses("libcudnn.cudnnStatusSomethingNew") == set()
+    assert _statuses("cudnnStatusSuccess") == set()  # success is no error either way

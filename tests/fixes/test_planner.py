@@ -339,6 +339,10 @@ def test_a_broken_install_is_reinstalled_as_the_same_build_from_its_own_index() 
     jax = planner.Context(framework="jax", version="0.4.30")
     assert steps.broken_install(jax) == ["pip install --force-reinstall --no-deps 'jaxlib==0.4.30'"]
     assert steps.broken_install(planner.Context()) == []
+    wheel = planner.Context(framework="cupy", version="13.3.0", dist="cupy-cuda12x")
+    assert steps.broken_install(wheel) == ["pip install --force-reinstall --no-deps 'cupy-cuda12x==13.3.0'"]
+    unknown = steps.broken_install(planner.Context(framework="cupy"))[0]  # PyPI's 'cupy' compiles from source
+    assert "cupy-cuda12x" in unknown and "install --force-reinstall --no-deps cupy " not in unknown
 
 
 def test_a_broken_copy_on_pythonpath_is_named_first_and_the_template_goes_last() -> None:

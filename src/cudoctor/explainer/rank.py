@@ -88,6 +88,7 @@ SYMPTOM = re.compile(
     r"|no such file or directory|does not support|doesn't support|minimum required|ignoring visible gpu"
     r"|dispatched on the cpu|xid)\b"
     r"|\b[A-Z]+_ERROR_[A-Z_]+|\b[A-Z]+_STATUS_(?!SUCCESS\b)[A-Z_]+|\(\w+ vs\.? \w+\)"  # a status name; glog's CHECK
+    r"|\b(?:cudnn|cublas|cusolver|cusparse)Status(?!Success\b)[A-Z]\w+"  # the same in a wrapper's camel case
     r"|didn't work|does not work|doesn't work|not working|refuses"
     r"|available\W{1,6}(?:0|false)\b|\bwith cuda\W{1,3}false\b|\bdevice count\W{1,3}0\b"
     r"|^\s*\[PhysicalDevice\(name='/physical_device:CPU:0', device_type='CPU'\)\]\s*$",  # TF lists no GPU

@@ -86,6 +86,11 @@ NAME_TOKEN = re.compile(
 CAMEL_RESULT = re.compile(
     r"\bCuda(?:Error|Result|DriverError)?(?:\(|::)([A-Z][a-z]{1,20}(?:[A-Z][a-z0-9]{0,20}){1,8})\b"
 )
+# Python, Julia and Rust wrappers name a library's status in camel case: libcudnn.cudnnStatusArchMismatch,
+# cublasStatusNotSupported
+CAMEL_STATUS = re.compile(
+    r"\b(cudnn|cublas|cusolver|cusparse)Status([A-Z][a-z0-9]{1,20}(?:[A-Z][a-z0-9]{0,20}){0,8})\b"
+)
 CALL_RETURNED = re.compile(
     r"\b((?:cu|nccl|nvrtc)[a-zA-Z]\w*)(?:\([^()]{0,80}\))?:?\s+(?:failed with (?:error|status)(?: code)?|returned(?: error| status)?)"
     r"\s*[#=:]?\s*(\d{1,5})\b(?!\s*\(\w)"
@@ -143,7 +148,11 @@ def _status_codes(line: str) -> list[Reading]:
     for m in CAMEL_RESULT.finditer(
         line
     ):  # Rust / .NET bindings: Cuda(NoBinaryForGpu), CudaError::OutOfMemory
-        hit = t.names.get("CUDA_ERROR_" + re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", m.group(1)).upper())
+        hit = t.names.get("CUDA_ERROR_" + _snake(m.group(1)).upper())
+        if hit is not None:
+            add(*hit)
+    for m in CAMEL_STATUS.finditer(line):
+        hit = t.names.get(f"{m.group(1)}_STATUS_{_snake(m.group(2))}".upper())
         if hit is not None:
             add(*hit)
     for m in t.label_re.finditer(line):
@@ -160,6 +169,11 @@ def _status_codes(line: str) -> list[Reading]:
             by_number(enum_id, m, 1)
     _number_next_to_text(line, add, read_at)
     return list(found.values())
+
+
+def _snake(camel: str) -> str:
+    """ArchMismatch -> Arch_Mismatch (the caller upper-cases it)."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", camel)
 
 
 def _enum_of_function(name: str) -> str | None:

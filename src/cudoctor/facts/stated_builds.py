@@ -129,6 +129,25 @@ def _own_version(name: str, text: str) -> re.Match[str] | None:
     return own if own is not None and own.start(1) > first.start(1) else None
 
 
+def _first_version(name: str, text: str) -> re.Match[str] | None:
+    """The first version written, unless it is another package's: right after another name, with the
+    framework's own name only after it ('voicebox 4.0 with PyTorch cu128')."""
+    first = re.search(f"({VERSION})", text)
+    word = OWN_WORD.get(name)
+    if first is None or word is None:
+        return first
+    own = re.search(rf"\b(?:{word})\b", text, re.I)
+    named_before = re.search(r"([A-Za-z][\w.-]*)\s*(?:==|=|:|\s)\s*v?$", text[: first.start(1)])
+    if (
+        own is not None
+        and own.start() > first.start(1)
+        and named_before
+        and not re.fullmatch(r"(?:version|v|release|pip|conda|python\d*)", named_before.group(1), re.I)
+    ):
+        return None
+    return first
+
+
 def framework_info(version_text: str, cuda_text: str, hint: str | None) -> tuple[str, dict[str, Any]] | None:
     """(framework, the fields of its `framework.<name>` fact) from what a person wrote."""
     name = guess_framework(version_text, hint)
@@ -139,7 +158,7 @@ def framework_info(version_text: str, cuda_text: str, hint: str | None) -> tuple
     toolkit = CONDA_TOOLKIT.search(version_text)
     bare = CUDA_WRITTEN.sub(" ", BUILT_CUDNN.sub(" ", CONDA_TOOLKIT.sub(" ", version_text)))
     # the version written after the framework's own word ('vllm 0.9.1 (pip) with torch 2.7.0'), else the first
-    vm = _own_version(name, bare) or re.search(f"({VERSION})", bare)
+    vm = _own_version(name, bare) or _first_version(name, bare)
     row, cuda = package_row(version_text, name)
     info: dict[str, Any] = {"version": vm.group(1) if vm else None, "cuda": cuda, "stated": version_text}
     if row.get("dist"):
@@ -255,6 +274,8 @@ def _jax(text: str, info: dict[str, Any]) -> None:
             info["cudnn"] = cudnn_from_tag(tag.group(2))
     named_minor = bool(tag and len(tag.group(1)) > 2)
     major = versions.parse(info["cuda"] or "")
+    if named_minor and major is not None and not info.get("cudnn"):
+        info["cudnn"] = jax_builds.minor_tag_cudnn(major[0])
     if named_minor or major is None:
         return  # 'jax[cuda]' names no major: a CUDA build, its CUDA unknown
     row = jax_builds.wheel(jaxlib or info["version"] or "", major[0])

@@ -615,9 +615,14 @@ def broken_install(ctx: Context) -> list[str]:
             f"Take {via} out of PYTHONPATH (unset PYTHONPATH if nothing else needs it): the environment's own "
             f"{name} is imported again"
         )
-    package = {"tensorflow": "tensorflow", "jax": "jaxlib"}.get(name, name)
+    package = {"tensorflow": "tensorflow", "jax": "jaxlib", "cupy": ctx.dist or "cupy"}.get(name, name)
     release, _, variant = (ctx.version or "").partition("+")
-    if name == "torch" and release and re.fullmatch(r"cpu|cu\d{2,3}|rocm[\d.]+", variant):
+    if name == "cupy" and not ctx.dist:  # PyPI's 'cupy' is the source package: the wheel is cupy-cudaNNx
+        line = (
+            "pip install --force-reinstall --no-deps cupy-cuda12x  (or the cupy-cuda11x / cupy-cuda13x wheel you had: "
+            "pip list | grep -i cupy names it; conda: conda install --force-reinstall -c conda-forge cupy)"
+        )
+    elif name == "torch" and release and re.fullmatch(r"cpu|cu\d{2,3}|rocm[\d.]+", variant):
         line = _install_line(release, variant, exact=True).replace(
             "--force-reinstall", "--force-reinstall --no-deps"
         )

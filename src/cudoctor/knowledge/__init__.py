@@ -358,6 +358,19 @@ def torch_archs(version: str, variant: str) -> tuple[list[str], dict[str, Any]] 
     return None
 
 
+def torch_variant_archs(variant: str) -> tuple[list[str], list[dict[str, Any]]] | None:
+    """Every architecture some official wheel of this variant carries ('cu128': the union over its
+    releases), for a torch whose release nobody stated: a GPU none of them covers is covered by no
+    release of that variant."""
+    rows = [row for row in table("torch")["arch_list"] if row["variant"] == variant]
+    if not rows:
+        return None
+    union: list[str] = []
+    for row in rows:
+        union += [a for a in row["archs"] if a not in union]
+    return sorted(union, key=lambda a: versions.parse(a.split("+")[0]) or ()), rows
+
+
 def torch_variant_exists(variant: str) -> bool:
     """Whether any official torch release shipped wheels for this CUDA variant ('cu128')."""
     return any(variant in row["variants"] for row in table("torch")["release"])
@@ -484,6 +497,7 @@ def validate() -> list[str]:
         ("jax", "archs"),
         ("jax", "install"),
         ("jax", "cudnn_tag"),
+        ("jax", "minor_tag_cudnn"),
         ("stated_packages", "package"),
     ):
         for i, row in enumerate(table(name)[key]):

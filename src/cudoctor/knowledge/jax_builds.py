@@ -37,6 +37,13 @@ def cudnn_tag_cuda(cuda_major: int, cudnn: str) -> dict[str, Any] | None:
     return None
 
 
+def minor_tag_cudnn(cuda_major: int) -> str | None:
+    """The cuDNN major of a per-minor tagged jaxlib (+cuda101) of CUDA `cuda_major` (jax.toml [[minor_tag_cudnn]])."""
+    return next(
+        (str(r["cudnn"]) for r in table("jax")["minor_tag_cudnn"] if r["cuda_major"] == cuda_major), None
+    )
+
+
 def archs(version: str, cuda_major: int | None) -> tuple[list[str], dict[str, Any]] | None:
     """The architectures (sm_80, compute_90) the CUDA build of jaxlib `version` compiles in."""
     rows = _rows("archs", version, cuda_major)
