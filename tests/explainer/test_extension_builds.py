@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from cudoctor.explainer import rank
 from tests.conftest import explained, first, fixes, ids, python_output, stated
+from tests.explainer.helpers import explain_text, top
 
 
 def test_ninja_missing_from_path_is_made_by_torch_and_says_where_pip_puts_it(tmp_path: Path) -> None:
@@ -146,3 +148,17 @@ def test_a_cuda_home_written_like_a_path_list_stays_a_path_problem() -> None:
     exp = explained("FileNotFoundError: [Errno 2] No such file or directory: ':/usr/local/cuda/bin/nvcc'\n")
     assert exp.root is not None and exp.root.sig.id == "env-path-misconfig/cuda-home-path-list"
     assert ids(exp)[0] == "env-path-misconfig"
+
+
+def test_an_extension_asking_for_torch_1x_split_cuda_library_was_built_for_another_torch() -> None:
+    """MCG-NJU/SparseBEV#83: mmcv-full 1.6.0 under torch 2.0.0, whose wheels no longer ship libtorch_cuda_cu.so."""
+    exp = explain_text(
+        "ImportError: libtorch_cuda_cu.so: cannot open shared object file: No such file or directory\n"
+    )
+    assert top(exp)[0] == "binary-incompatible"
+    fix = rank.cause_json(exp.causes, 0, plan=exp.plan)["fix"]
+    assert "torch" in fix[0] and not any("nvidia-" in s or "LD_LIBRARY_PATH" in s for s in fix)
+    runtime = explain_text(
+        "ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory\n"
+    )
+    assert top(runtime)[0] == "cuda-libs-missing"  # a CUDA library of the toolkit is another matter

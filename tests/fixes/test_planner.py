@@ -459,3 +459,20 @@ def test_cuda_home_unset_names_the_root_of_the_toolkit_the_facts_show() -> None:
     assert (
         steps.cuda_home(dataclasses.replace(stated, root="nvcc fatal : Unsupported gpu architecture")) == []
     )
+
+
+def test_ptx_the_driver_cannot_jit_beside_a_newer_toolkit_asks_for_that_toolkits_own_driver() -> None:
+    """jax-ml/jax#9218: driver 460.73.01 (CUDA 11.2) beside the CUDA 11.3 toolkit XLA compiled with; PTX gets no
+    minor-version compatibility, so the floor is 11.3's own 465.19.01, not 11.x's 450.80.02."""
+    root = "RuntimeError: INTERNAL: CustomCall failed: jaxlib/cuda_prng_kernels.cc:30: operation cudaGetLastError() failed: the provided PTX was compiled with an unsupported toolchain."
+    c = dataclasses.replace(
+        ctx(driver="460.73.01", system_cuda="11.3", framework_version="jax 0.3.1"), root=root
+    )
+    step = steps.driver_too_old(c)[0]
+    assert "465.19.01" in step and "11.3" in step
+    reached = dataclasses.replace(c, system_cuda="11.2")  # a toolkit the driver reaches: not why
+    assert "465.19.01" not in " ".join(steps.driver_too_old(reached))
+    other = dataclasses.replace(
+        c, root="RuntimeError: CUDA driver version is insufficient for CUDA runtime version"
+    )
+    assert "465.19.01" not in " ".join(steps.driver_too_old(other))  # not a PTX refusal

@@ -24,7 +24,14 @@ if TYPE_CHECKING:
 
 VENDORED_XLA = re.compile(r"external/org_tensorflow/\S*")
 FRAMEWORK_HINTS = (
-    ("torch", re.compile(r"\btorch\b|pytorch|THC|c10|aten/|cublasGemm|cuDNN version incompatibility", re.I)),
+    (
+        "torch",
+        re.compile(
+            r"\btorch\b|pytorch|THC|c10|aten/|cublasGemm|cuDNN version incompatibility"
+            r"|TORCH_USE_CUDA_DSA|CUDA kernel errors might be asynchronously reported",  # torch's own CUDA error advice
+            re.I,
+        ),
+    ),
     (
         "tensorflow",
         re.compile(r"tensorflow|stream_executor|\bkeras\b|\[Op:|Failed to get convolution algorithm", re.I),

@@ -194,7 +194,37 @@ def _release_line_for_driver(ctx: Context) -> list[str]:
     return steps
 
 
+# The driver's PTX JIT refusing PTX from a newer toolkit (the framework's or a program's own kernels,
+# compiled by the toolkit installed here)
+PTX_TOO_NEW = re.compile(r"unsupported toolchain|UNSUPPORTED_PTX_VERSION|Unsupported \.version", re.I)
+
+
+def _ptx_from_toolkit(ctx: Context) -> list[str]:
+    """PTX the driver cannot JIT, beside a toolkit newer than the driver's CUDA: that toolkit compiled it
+    (XLA, Numba, CuPy and Triton compile with the one installed), so the driver must reach its CUDA."""
+    have, kit = versions.major_minor(ctx.driver_cuda or ""), versions.major_minor(ctx.system_cuda or "")
+    if not PTX_TOO_NEW.search(ctx.root) or have is None or kit is None or kit <= have:
+        return []
+    row = knowledge.driver_row(
+        str(ctx.system_cuda)
+    )  # PTX gets no minor-version compatibility: the toolkit's own floor
+    if row is None:
+        return []
+    need = (
+        row.get("windows_min") if ctx.platform == "windows" and row.get("windows_min") else row["linux_min"]
+    )
+    return [
+        f"Upgrade the NVIDIA driver to {need} or newer (CUDA {kit[0]}.{kit[1]}'s own minimum; PTX JIT gets no "
+        f"minor-version compatibility): the CUDA {ctx.system_cuda} toolkit installed "
+        f"here compiled the PTX, and the driver's CUDA {ctx.driver_cuda} JIT cannot read it; or put a toolkit no newer "
+        f"than CUDA {ctx.driver_cuda} first on PATH"
+    ]
+
+
 def driver_too_old(ctx: Context) -> list[str]:
+    ptx = _ptx_from_toolkit(ctx)
+    if ptx:
+        return ptx
     if ctx.framework and ctx.framework not in FRAMEWORKS:
         return _release_line_for_driver(ctx) + _driver_upgrade(ctx)
     if ctx.framework == "torch":

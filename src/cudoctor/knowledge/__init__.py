@@ -362,9 +362,20 @@ def torch_variant_archs(variant: str) -> tuple[list[str], list[dict[str, Any]]] 
     """Every architecture some official wheel of this variant carries ('cu128': the union over its
     releases), for a torch whose release nobody stated: a GPU none of them covers is covered by no
     release of that variant."""
+    releases = table("torch")["release"]
+    having = [r["version"] for r in releases if variant in r["variants"]]
+    if not having or having[0] == releases[0]["version"]:
+        return None  # the variant may have releases older than the table: their lists are unknown
     rows = [row for row in table("torch")["arch_list"] if row["variant"] == variant]
-    if not rows:
-        return None
+    if not rows or not all(
+        any(
+            r["variant"] == variant
+            and versions.in_range(versions.parse(v) or (), r["torch_min"], r["torch_max"])
+            for r in rows
+        )
+        for v in having
+    ):
+        return None  # a release of the variant without a list: what it holds is unknown
     union: list[str] = []
     for row in rows:
         union += [a for a in row["archs"] if a not in union]
