@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from cudoctor.facts import stated_builds
 from cudoctor.facts.stated import from_stated
 
 # (stated key, text as people write it, framework hint, {fact key: the part of its value it must hold})
@@ -519,3 +520,25 @@ def test_gpus_cuda_cannot_use_are_not_devices() -> None:
     assert (
         from_stated({"gpu": "NVIDIA GeForce RTX 4090 (no Intel GPU)"}).value("gpu.devices")[0]["cc"] == "8.9"
     )
+
+
+@pytest.mark.parametrize(
+    ("written", "framework", "version"),
+    [
+        ("tenserflow-gpu 1.13.1", "tensorflow", "1.13.1"),  # tensorflow/tensorflow#28285
+        ("Tensorflw 2.4", "tensorflow", "2.4"),
+        ("pytroch 1.7.1", "torch", "1.7.1"),
+    ],
+)
+def test_a_misspelt_framework_name_is_read_as_the_framework(
+    written: str, framework: str, version: str
+) -> None:
+    info = from_stated({"framework_version": written}).value(f"framework.{framework}")
+    assert info is not None and str(info["version"]).startswith(version)
+
+
+def test_words_that_only_look_like_a_framework_stay_what_they_are() -> None:
+    for text in ("tensorrt 8.6.1", "torchvision 0.15.2", "pytest 7.4"):
+        snap = from_stated({"framework_version": text})
+        assert snap.value("framework.tensorflow") is None, text
+    assert stated_builds.canonical_names("TensorFlow 2.4 and PyTorch") == "TensorFlow 2.4 and PyTorch"

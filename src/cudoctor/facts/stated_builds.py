@@ -72,7 +72,40 @@ CONDA_TOOLKIT = re.compile(
 )
 
 
+# How people misspell the frameworks' names ('tenserflow-gpu 1.13.1', 'pytroch 1.7'): a word this close to
+# one of them (its letters, at most this many edits) is read as it
+CANONICAL = ("tensorflow", "pytorch")
+MAX_EDITS = {"tensorflow": 2, "pytorch": 1}
+WORD = re.compile(r"[A-Za-z]{6,12}")
+
+
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance, transpositions counting one (optimal string alignment)."""
+    d = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[len(a)][len(b)]
+
+
+def canonical_names(text: str) -> str:
+    """The text with misspelt framework names written as the frameworks spell them."""
+
+    def fix(m: re.Match[str]) -> str:
+        word = m.group(0)
+        low = word.lower()
+        for name in CANONICAL:
+            if low != name and 0 < _edits(low, name) <= MAX_EDITS[name]:
+                return name
+        return word
+
+    return WORD.sub(fix, text)
+
+
 def guess_framework(text: str, hint: str | None) -> str | None:
+    text = canonical_names(text)
     for pattern, name in FRAMEWORK_WORDS:
         if pattern.search(text):
             return name
@@ -150,6 +183,7 @@ def _first_version(name: str, text: str) -> re.Match[str] | None:
 
 def framework_info(version_text: str, cuda_text: str, hint: str | None) -> tuple[str, dict[str, Any]] | None:
     """(framework, the fields of its `framework.<name>` fact) from what a person wrote."""
+    version_text = canonical_names(version_text)
     name = guess_framework(version_text, hint)
     if name is None:
         return None
