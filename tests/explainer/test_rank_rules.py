@@ -84,3 +84,25 @@ def test_jaxlibs_vendored_xla_paths_say_jax() -> None:
         io.BytesIO(b"W tensorflow/stream_executor/gpu/asm_compiler.cc:191] Couldn't invoke ptxas\n")
     )
     assert command.guess_framework(tf) == "tensorflow"
+
+
+NO_KERNEL = "CUDA error: no kernel image is available for execution on the device\n"
+
+
+def test_torchs_own_error_advice_and_applications_built_on_torch_say_torch() -> None:
+    """FramePack#267 (torch's TORCH_USE_CUDA_DSA advice under the error) and ComfyUI#7380 (only the
+    application named): an RTX 50 GPU then gets PyTorch's cu128/cu130 wheels."""
+    advice = scan.scan(
+        io.BytesIO(
+            (NO_KERNEL + "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n").encode()
+        )
+    )
+    assert command.guess_framework(advice) == "torch"
+    bare = scan.scan(io.BytesIO(NO_KERNEL.encode()))
+    assert command.guess_framework(bare) is None
+    assert command.guess_framework(bare, {"other": "ComfyUI"}) == "torch"
+    fix = explain_stated(NO_KERNEL, {"gpu": "GPU RTX 5070", "other": "ComfyUI"})["causes"][0]["fix"]
+    assert any("whl/cu128" in s or "whl/cu130" in s for s in fix[:2])
+    # another CUDA library named beside an application stays that library's
+    whisper = scan.scan(io.BytesIO(b"ctranslate2 RuntimeError: CUDA failed with error out of memory\n"))
+    assert command.guess_framework(whisper, {"other": "faster-whisper in ComfyUI"}) != "torch"

@@ -593,3 +593,40 @@ def test_a_symbol_of_a_newer_cuda_release_missing_from_the_library_loaded() -> N
 def test_a_camel_case_status_that_no_table_has_is_not_read() -> None:
     assert _statuses("libcudnn.cudnnStatusSomethingNew") == set()
     assert _statuses("cudnnStatusSuccess") == set()  # success is no error either way
+
+
+@pytest.mark.parametrize(
+    ("line", "span"),
+    [
+        ("Could not load dynamic library 'cusolver64_10.dll'", "10.1-11.0"),  # tensorflow/tensorflow#44291
+        (
+            "Could not load dynamic library 'libcusolver.so.11'; dlerror: libcusolver.so.11: cannot open shared object file",
+            "11.1-12.9",
+        ),
+        (
+            "Could not load dynamic library 'libcufft.so.10'; dlerror: libcufft.so.10: cannot open shared object file",
+            "10.1-11.8",
+        ),
+        (
+            "Could not load dynamic library 'libcusparse.so.12'; dlerror: libcusparse.so.12: cannot open shared object file",
+            "12.0-12.9",
+        ),
+    ],
+)
+def test_a_library_whose_soname_carries_its_own_major_names_the_cuda_releases_that_ship_it(
+    line: str, span: str
+) -> None:
+    (reading,) = _by("soname", line)
+    assert reading.facts["cuda_range"] == span and "cuda_wanted" not in reading.facts
+
+
+def test_a_soname_that_carries_a_cuda_version_names_no_range() -> None:
+    (old,) = _by(
+        "soname",
+        "Could not load dynamic library 'libcusolver.so.10.0'; dlerror: libcusolver.so.10.0: cannot open shared object file",
+    )
+    assert "cuda_range" not in old.facts  # CUDA 10.0's numbering: the CUDA release itself
+    (runtime,) = _by(
+        "soname", "Could not load dynamic library 'cudart64_110.dll'; dlerror: cudart64_110.dll not found"
+    )
+    assert "cuda_range" not in runtime.facts and runtime.facts["cuda_wanted"] == "11.0"

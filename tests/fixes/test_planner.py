@@ -476,3 +476,19 @@ def test_ptx_the_driver_cannot_jit_beside_a_newer_toolkit_asks_for_that_toolkits
         c, root="RuntimeError: CUDA driver version is insufficient for CUDA runtime version"
     )
     assert "465.19.01" not in " ".join(steps.driver_too_old(other))  # not a PTX refusal
+
+
+def test_a_tensorflow_build_the_log_shows_is_not_its_releases_tested_one_gets_the_cuda_its_soname_names() -> (
+    None
+):
+    """tensorflow/tensorflow#44567: a tf-nightly 2.5.0-dev20201103 asks for cusolver64_10.dll (CUDA 10.1..11.0)
+    where 2.5.0's release was tested with CUDA 11.2; the thread's answer was CUDA 11.0."""
+    c = dataclasses.replace(
+        ctx(framework_version="tf-nightly-gpu 2.5.0-dev20201103", os="Windows 10", system_cuda="11.1"),
+        soname="cusolver64_10.dll",
+        library_range="10.1-11.0",
+    )
+    step = steps.cuda_libs_missing(c)[0]
+    assert step.startswith("Install CUDA 11.0") and "v11.0\\bin" in step
+    fits = dataclasses.replace(c, library_range="11.1-12.9", soname="cusolver64_11.dll")  # 11.2 ships it
+    assert not steps.cuda_libs_missing(fits)[0].startswith("Install CUDA 11.0")

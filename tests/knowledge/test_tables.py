@@ -318,3 +318,14 @@ def test_where_nvidias_installer_puts_a_toolkit() -> None:
         knowledge.toolkit_root("11.8", windows=True)
         == "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8"
     )
+
+
+def test_applications_name_one_of_the_four_frameworks_and_match_their_own_names() -> None:
+    rows = knowledge.table("applications")["application"]
+    assert rows and all(
+        r["framework"] in ("torch", "tensorflow", "jax", "cupy") and r["source"] for r in rows
+    )
+    for name in ("ComfyUI", "stable-diffusion-webui", "vLLM", "ultralytics", "mmcv-full 1.7.0", "GPT-SoVITS"):
+        assert knowledge.application_framework(name) == "torch", name
+    for name in ("TensorRT", "onnxruntime-gpu", "my comfy chair"):
+        assert knowledge.application_framework(name) is None, name

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from cudoctor import render, textfiles
+from cudoctor import knowledge, render, textfiles
 from cudoctor.explainer import benign, evidence, logfacts, rank, scan
 from cudoctor.facts.stated import KEYS as stated_keys
 from cudoctor.fixes import scope
@@ -62,6 +62,11 @@ def guess_framework(result: scan.ScanResult, stated: Mapping[str, object] | None
         best = max(counts.items(), key=lambda kv: kv[1])
         if best[1]:
             return best[0]
+    everything = text + "\n" + " ".join(str(v) for v in stated.values())
+    if (
+        scope.framework_from_log(everything) is None
+    ):  # an application built on one (knowledge/applications.toml)
+        return knowledge.application_framework(everything)
     return None
 
 

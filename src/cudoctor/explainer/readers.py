@@ -284,8 +284,14 @@ def _sonames(line: str) -> list[Reading]:
         major = ver.split(".")[0]
         if row.get("wheel") and major in ("11", "12", "13"):
             facts["wheel"] = str(row["wheel"]).format(major=major)
+    span = (row.get("cuda_by_major") or {}).get(ver) if ver and "." not in ver else None
+    if span:  # the library's own major (libcusolver.so.10): the CUDA releases that ship it
+        facts["cuda_range"] = f"{span[0]}-{span[1]}"
     how = "is a copy that does not fit the others" if wrong_copy else "could not be loaded"
-    return [Reading("soname", causes, f"{soname} ({row['name']}{' ' + ver if ver else ''}) {how}", facts)]
+    shipped = f", in CUDA {span[0]} to {span[1]}" if span else ""
+    return [
+        Reading("soname", causes, f"{soname} ({row['name']}{' ' + ver if ver else ''}{shipped}) {how}", facts)
+    ]
 
 
 # glibc's 'undefined symbol: NAME, version libX.so.N' for a symbol whose name carries the CUDA release that

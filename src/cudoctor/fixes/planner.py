@@ -52,6 +52,9 @@ class Context:
     library_wheel: str | None = None  # NVIDIA's wheel of the library the log could not load
     library_cuda: str | None = None  # the CUDA its name carries (libcublas.so.8.0, cudart64_90.dll)
     soname: str | None = None  # that library as the log names it
+    library_range: str | None = (
+        None  # the CUDA releases that ship that soname ('10.1-11.0': libcusolver.so.10)
+    )
     # the CUDA release of a symbol the loaded library lacks (__nvJitLinkCreate_12_8)
     symbol_cuda: str | None = None
     pythonpath_copy: str | None = None  # the PYTHONPATH entry the framework is imported from, if it is
@@ -120,6 +123,7 @@ def context(
         library_wheel=facts.get("wheel"),
         library_cuda=facts.get("cuda_wanted"),
         soname=facts.get("soname"),
+        library_range=facts.get("cuda_range"),
         symbol_cuda=facts.get("symbol_cuda"),
         pythonpath_copy=view.pythonpath_entry(info, snap),
     )

@@ -597,6 +597,28 @@ def _toolkit_of_old_cuda(ctx: Context) -> list[str]:
     ]
 
 
+def _cuda_the_soname_names(ctx: Context, tested: str) -> list[str]:
+    """The log's soname ships only with CUDA releases the build's tested CUDA is not among (a nightly built
+    before its release, a build from source): the log is right about its own build. The newest of those
+    releases of the tested CUDA's major (else the newest), whose libraries go where the loader looks."""
+    lo, _, hi = (ctx.library_range or "").partition("-")
+    low, high, want = versions.major_minor(lo), versions.major_minor(hi), versions.major_minor(tested)
+    if low is None or high is None or want is None or low <= want <= high:
+        return []
+    # the newest release of the tested CUDA's major that ships it; where the range goes on into the next major,
+    # its first release (the newest of this major is not in the range's two ends); else the newest of all
+    cuda = versions.fmt(high if high[0] == want[0] else low if low[0] == want[0] else high)
+    where = (
+        f"put its bin folder ({knowledge.toolkit_root(cuda, windows=True)}\\bin) on PATH and open a new terminal"
+        if ctx.platform == "windows"
+        else f"put its lib64 folder on the library path: export LD_LIBRARY_PATH={knowledge.toolkit_root(cuda)}/lib64:$LD_LIBRARY_PATH"
+    )
+    return [
+        f"Install CUDA {cuda}: the build asks for {ctx.soname}, which CUDA {lo} to {hi} ship (not the CUDA {tested} "
+        f"this TensorFlow release was tested with: the log names its own build); {where}"
+    ]
+
+
 def cuda_libs_missing(ctx: Context) -> list[str]:
     """TensorFlow loads the CUDA libraries of the CUDA it was built with: install that CUDA (its tested
     pair, as conda packages), or move to the oldest release built for the CUDA major you have. CuPy: the
@@ -609,6 +631,9 @@ def cuda_libs_missing(ctx: Context) -> list[str]:
     tf = knowledge.tf_build(ctx.version)
     if tf is None:
         return old
+    named = _cuda_the_soname_names(ctx, str(tf["cuda"]))
+    if named:
+        return named
     steps = _tf_conda_pair(ctx.version, tf, "loads the libraries of", ctx.platform)
     if ctx.platform == "windows":  # its self-check names the CUDA's DLLs, which the toolkit installs
         steps = old + steps

@@ -422,6 +422,19 @@ def torch_default_variant(version: str) -> str | None:
     return None
 
 
+@functools.cache
+def _applications() -> list[tuple[re.Pattern[str], str]]:
+    return [
+        (re.compile(row["match"], re.I), str(row["framework"]))
+        for row in table("applications")["application"]
+    ]
+
+
+def application_framework(text: str) -> str | None:
+    """The framework an application named in `text` is built on (applications.toml), else None."""
+    return next((name for rx, name in _applications() if rx.search(text)), None)
+
+
 def tf_build(version: str, platform: str = "linux") -> dict[str, Any] | None:
     """The tested build row for a TensorFlow version (same major.minor)."""
     mm = versions.major_minor(version)
@@ -509,6 +522,7 @@ def validate() -> list[str]:
         ("jax", "install"),
         ("jax", "cudnn_tag"),
         ("jax", "minor_tag_cudnn"),
+        ("applications", "application"),
         ("stated_packages", "package"),
     ):
         for i, row in enumerate(table(name)[key]):
