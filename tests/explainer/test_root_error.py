@@ -149,3 +149,11 @@ def test_an_upper_case_error_as_logging_prints_it_is_an_error() -> None:
         "ERROR: ggml-cuda was compiled without support for the current GPU architecture.\n", {}
     )
     assert doc["root"]["error_looking"] and doc["causes"][0]["id"] == "arch-unsupported"
+
+
+def test_work_said_to_run_on_the_cpu_is_a_symptom() -> None:
+    """TencentARC/GFPGAN warns 'The unoptimized RealESRGAN is slow on CPU' when torch sees no CUDA (round 97):
+    a line that says the work runs on the CPU is a failure told in other words."""
+    assert rank.looks_like_error("UserWarning: The unoptimized RealESRGAN is slow on CPU. We do not use it.")
+    assert rank.looks_like_error("Model is running on the CPU")
+    assert not rank.looks_like_error("Loaded 12 layers on the GPU, 0 on cpu_mem pool")

@@ -84,7 +84,7 @@ SYMPTOM = re.compile(
     r"|warning|illegal (?:hardware )?instruction|illegal value|invalid|fatal|fault|terminated"
     r"|mismatch(?:es|ed)?|only supported|requires? (?:a |an )?(?:gpu|cuda|compute capability|\d)"
     r"|without (?:gpu|cuda) support|without support for|not enough|too (?:old|new|many|large|small)|beyond the limit"
-    r"|falling back to cpu|duplicate gpu|larger than the maximum|out of resources?|unavailable"
+    r"|falling back to cpu|slow on (?:the )?cpu|(?:running|runs) on (?:the )?cpu|duplicate gpu|larger than the maximum|out of resources?|unavailable"
     r"|no such file or directory|does not support|doesn't support|minimum required|ignoring visible gpu"
     r"|dispatched on the cpu|xid)\b"
     r"|\b[A-Z]+_ERROR_[A-Z_]+|\b[A-Z]+_STATUS_(?!SUCCESS\b)[A-Z_]+|\(\w+ vs\.? \w+\)"  # a status name; glog's CHECK
