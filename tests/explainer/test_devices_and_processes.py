@@ -159,3 +159,12 @@ def test_no_cuda_gpus_points_at_a_script_that_sets_cuda_visible_devices_itself()
     exp = explain_text("RuntimeError: No CUDA GPUs are available\n", {})
     assert top(exp)[0] == "no-gpu-visible"
     assert any("grep -rn CUDA_VISIBLE_DEVICES" in f for f in rank.cause_json(exp.causes, 0)["fix"])
+
+
+def test_a_gpu_count_of_zero_is_no_visible_gpu_unless_the_facts_show_a_cpu_build() -> None:
+    """pytorch/serve#205: 'Number of GPUs: 0' from a container started without the GPU runtime."""
+    log = "2020-04-16 01:53:17,099 [INFO ] main org.pytorch.serve.ModelServer - \nNumber of GPUs: 0\nNumber of CPUs: 8\n"
+    assert top(explain_text(log))[:2] == ["no-gpu-visible", "cpu-only-build"]
+    cpu = explain_text(log, {"framework_version": "torch 2.1.0+cpu", "gpu": "Tesla V100"})
+    assert top(cpu)[0] == "cpu-only-build"
+    assert explain_text("Number of GPUs: 4\n").root is None

@@ -157,3 +157,11 @@ def test_work_said_to_run_on_the_cpu_is_a_symptom() -> None:
     assert rank.looks_like_error("UserWarning: The unoptimized RealESRGAN is slow on CPU. We do not use it.")
     assert rank.looks_like_error("Model is running on the CPU")
     assert not rank.looks_like_error("Loaded 12 layers on the GPU, 0 on cpu_mem pool")
+
+
+def test_a_gpu_count_of_zero_is_a_symptom() -> None:
+    """pytorch/serve#205: TorchServe's log says 'Number of GPUs: 0' in a container started without the GPU runtime."""
+    assert rank.looks_like_error("Number of GPUs: 0")
+    assert rank.looks_like_error("n_gpu=0, distributed training: False")
+    assert not rank.looks_like_error("Number of GPUs: 4")
+    assert not rank.looks_like_error("Using GPU 0")

@@ -91,6 +91,7 @@ SYMPTOM = re.compile(
     r"|\b(?:cudnn|cublas|cusolver|cusparse)Status(?!Success\b)[A-Z]\w+"  # the same in a wrapper's camel case
     r"|didn't work|does not work|doesn't work|not working|refuses"
     r"|available\W{1,6}(?:0|false)\b|\bwith cuda\W{1,3}false\b|\bdevice count\W{1,3}0\b"
+    r"|\b(?:number of gpus|num_gpus|n_gpus?|gpu count)\W{1,3}0\b"  # a GPU count of zero, as a server logs it
     r"|^\s*\[PhysicalDevice\(name='/physical_device:CPU:0', device_type='CPU'\)\]\s*$",  # TF lists no GPU
     re.I,
 )
