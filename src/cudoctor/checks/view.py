@@ -86,11 +86,10 @@ def framework_archs(name: str, info: dict[str, Any]) -> tuple[list[str] | None, 
         variant = "cu" + str(info["cuda"]).replace(".", "")
         every = knowledge.torch_variant_archs(variant)
         if every:
-            low = min((r["torch_min"] for r in every[1]), key=lambda v: versions.parse(v) or ())
-            high = max((r["torch_max"] for r in every[1]), key=lambda v: versions.parse(v) or ())
-            return every[
-                0
-            ], f"every official {variant} wheel, torch {low}..{high}; the release was not stated"
+            archs, rows = every
+            low = min((r["torch_min"] for r in rows), key=lambda v: versions.parse(v) or ())
+            high = max((r["torch_max"] for r in rows), key=lambda v: versions.parse(v) or ())
+            return archs, f"every official {variant} wheel, torch {low}..{high}; the release was not stated"
     if name == "jax" and (info.get("jaxlib") or info.get("version")):
         major = versions.parse(str(info.get("cuda") or ""))
         built = jax_builds.archs(str(info.get("jaxlib") or info["version"]), major[0] if major else None)

@@ -63,10 +63,9 @@ def guess_framework(result: scan.ScanResult, stated: Mapping[str, object] | None
         best = max(counts.items(), key=lambda kv: kv[1])
         if best[1]:
             return best[0]
+    # an application built on one of them (knowledge/applications.toml), unless another CUDA library is named
     everything = text + "\n" + " ".join(str(v) for v in stated.values())
-    if (
-        scope.framework_from_log(everything) is None
-    ):  # an application built on one (knowledge/applications.toml)
+    if scope.framework_from_log(everything) is None:
         return knowledge.application_framework(everything)
     return None
 

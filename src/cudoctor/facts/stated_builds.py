@@ -97,7 +97,7 @@ def canonical_names(text: str) -> str:
         word = m.group(0)
         low = word.lower()
         for name in CANONICAL:
-            if low != name and 0 < _edits(low, name) <= MAX_EDITS[name]:
+            if low != name and _edits(low, name) <= MAX_EDITS[name]:
                 return name
         return word
 

@@ -205,14 +205,9 @@ def _ptx_from_toolkit(ctx: Context) -> list[str]:
     have, kit = versions.major_minor(ctx.driver_cuda or ""), versions.major_minor(ctx.system_cuda or "")
     if not PTX_TOO_NEW.search(ctx.root) or have is None or kit is None or kit <= have:
         return []
-    row = knowledge.driver_row(
-        str(ctx.system_cuda)
-    )  # PTX gets no minor-version compatibility: the toolkit's own floor
-    if row is None:
+    need = knowledge.release_driver_floor(str(ctx.system_cuda), ctx.platform == "windows")
+    if need is None:
         return []
-    need = (
-        row.get("windows_min") if ctx.platform == "windows" and row.get("windows_min") else row["linux_min"]
-    )
     return [
         f"Upgrade the NVIDIA driver to {need} or newer (CUDA {kit[0]}.{kit[1]}'s own minimum; PTX JIT gets no "
         f"minor-version compatibility): the CUDA {ctx.system_cuda} toolkit installed "

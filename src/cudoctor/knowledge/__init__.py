@@ -155,6 +155,13 @@ def _floor_of(row: dict[str, Any], windows: bool) -> str:
     return win if windows and versions.parse(win) else str(row["linux_min"])
 
 
+def release_driver_floor(cuda: str, windows: bool = False) -> str | None:
+    """The lowest driver of CUDA release `cuda` itself (release notes table 3), without minor-version
+    compatibility: what PTX from that release's compilers needs, which the driver JIT-compiles."""
+    row = driver_row(cuda)
+    return _floor_of(row, windows) if row else None
+
+
 def minor_compat_floor(cuda_major: int, windows: bool = False) -> str | None:
     for row in table("cuda_driver")["minor_compat"]:
         if row["cuda_major"] == cuda_major:
@@ -367,14 +374,11 @@ def torch_variant_archs(variant: str) -> tuple[list[str], list[dict[str, Any]]] 
     if not having or having[0] == releases[0]["version"]:
         return None  # the variant may have releases older than the table: their lists are unknown
     rows = [row for row in table("torch")["arch_list"] if row["variant"] == variant]
-    if not rows or not all(
-        any(
-            r["variant"] == variant
-            and versions.in_range(versions.parse(v) or (), r["torch_min"], r["torch_max"])
-            for r in rows
-        )
+    covered = (
+        any(versions.in_range(versions.parse(v) or (), r["torch_min"], r["torch_max"]) for r in rows)
         for v in having
-    ):
+    )
+    if not rows or not all(covered):
         return None  # a release of the variant without a list: what it holds is unknown
     union: list[str] = []
     for row in rows:
