@@ -3,6 +3,7 @@ by LD_LIBRARY_PATH or LD_PRELOAD, cuDNN and TensorFlow CUDA version mismatches."
 
 from __future__ import annotations
 
+from cudoctor import fixes
 from tests.checks.helpers import outcome, torch_cuda
 from tests.conftest import finding_ids, run_check, stated
 
@@ -150,3 +151,25 @@ def test_a_per_minor_jaxlib_links_the_cudnn_major_of_its_cuda() -> None:
     assert not run_check(
         "cudnn-version-mismatch", stated(facts)
     ).findings  # no cuDNN stated: nothing to compare
+
+
+def test_a_tensorflow_1x_of_unnamed_package_beside_a_cudnn_is_compared_as_its_gpu_build() -> None:
+    """tensorflow/tensor2tensor: 'tensorflow 1.3.0' (the GPU package was tensorflow-gpu) beside only cuDNN 5.1.10;
+    TF 1.3's GPU build was tested with cuDNN 6."""
+    fired = run_check(
+        "cudnn-version-mismatch",
+        stated({"framework_version": "tensorflow 1.3.0", "cudnn": "libcudnn.so.5.1.10 only"}),
+    )
+    assert [f.confidence for f in fired.findings] == ["likely"] and "tensorflow-gpu" in fired.findings[
+        0
+    ].title
+    (planned,) = fixes.checked(
+        stated({"framework_version": "tensorflow 1.3.0", "cudnn": "5.1.10"}), only=["cudnn-version-mismatch"]
+    )
+    steps = planned.findings[0].fix  # as check prints them: planned against the facts
+    assert "CUDA 8" in steps[0] and not any("cu12" in s for s in steps)
+    assert not run_check(
+        "cudnn-version-mismatch", stated({"framework_version": "tensorflow 1.3.0", "cudnn": "6.0.21"})
+    ).findings
+    cpu = stated({"framework_version": "tensorflow-cpu 1.3.0", "cudnn": "5.1.10"})
+    assert not run_check("cudnn-version-mismatch", cpu).findings  # a named CPU package needs no cuDNN

@@ -99,7 +99,9 @@ def test_torchs_own_error_advice_and_applications_built_on_torch_say_torch() -> 
     )
     assert command.guess_framework(advice) == "torch"
     wording = scan.scan(io.BytesIO(b"RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED\n"))
-    assert command.guess_framework(wording) == "torch"  # AT_CUDNN_CHECK's wording: a bare '1.4.0' stated is torch's
+    assert (
+        command.guess_framework(wording) == "torch"
+    )  # AT_CUDNN_CHECK's wording: a bare '1.4.0' stated is torch's
     bare = scan.scan(io.BytesIO(NO_KERNEL.encode()))
     assert command.guess_framework(bare) is None
     assert command.guess_framework(bare, {"other": "ComfyUI"}) == "torch"

@@ -227,7 +227,7 @@ def cudnn_version_mismatch(snap: Snapshot) -> list[Finding]:
     builds = [
         (n, i)
         for n, i in view.frameworks(snap)
-        if i.get("build") == "cuda" and (i.get("cuda") or i.get("cudnn"))
+        if (i.get("build") == "cuda" and (i.get("cuda") or i.get("cudnn"))) or _tf_maybe_gpu(n, i)
     ]
     for name, info in builds:
         if info.get("cuda_libs") and not snap.value("python.nvidia_wheels"):
@@ -243,14 +243,15 @@ def cudnn_version_mismatch(snap: Snapshot) -> list[Finding]:
         if any(v and v[0] == wv[0] and (len(wv) < 2 or versions.cmp(v[:2], wv[:2]) >= 0) for v, _, _ in vs):
             continue
         have = ", ".join(f"{v} ({where})" for _, v, where in vs)
-        cuda_major = (versions.major_minor(str(info["cuda"])) or (12, 0))[0]
+        cuda_major = (versions.parse(str(info.get("cuda") or info.get("cuda_if_gpu") or "")) or (12,))[0]
+        maybe = _tf_maybe_gpu(name, info)
         rivals = _cudnn_rivals(snap, wv[0])
         out.append(
             finding(
                 "cudnn-version-mismatch",
                 "cudnn-mismatch",
                 Severity.ERROR,
-                f"{view.describe(name, info)} was built with cuDNN {want}, but the cuDNN found is {have}",
+                f"{view.describe(name, info)}{GPU_BUILD if maybe else ''} was built with cuDNN {want}, but the cuDNN found is {have}",
                 LAYER,
                 evidence=[f"framework.{name}.cudnn = {want}", f"installed: {have}"]
                 + [
@@ -266,9 +267,19 @@ def cudnn_version_mismatch(snap: Snapshot) -> list[Finding]:
                     _cudnn_install(cuda_major, wv, str(want)),
                 ],
                 about=[name],
+                confidence="likely" if maybe else "certain",
             )
         )
     return out
+
+
+GPU_BUILD = "'s GPU build (tensorflow-gpu)"
+
+
+def _tf_maybe_gpu(name: str, info: dict[str, Any]) -> bool:
+    """A TensorFlow 1.x whose package nobody named ('tensorflow' was the CPU package, 'tensorflow-gpu' the
+    CUDA one) beside a cuDNN someone installed for it: its GPU build's needs are the ones to compare."""
+    return name == "tensorflow" and info.get("build") == "unknown" and bool(info.get("cuda_if_gpu"))
 
 
 def _cudnn_install(cuda_major: int, want: versions.Version, written: str) -> str:

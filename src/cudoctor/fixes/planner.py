@@ -102,8 +102,8 @@ def context(
         version=str(info["version"]) if info.get("version") else None,
         dist=str(info["dist"]) if info.get("dist") else None,
         build=info.get("build"),
-        cuda=str(info["cuda"])
-        if info.get("cuda")
+        cuda=str(info.get("cuda") or info.get("cuda_if_gpu"))  # a TF 1.x of unnamed package: its GPU build's
+        if info.get("cuda") or info.get("cuda_if_gpu")
         else facts.get("cuda_wanted") or (ptxas.group(2) if ptxas else None),
         driver=str(driver) if driver else None,
         driver_cuda=str(driver_cuda) if driver_cuda else None,
