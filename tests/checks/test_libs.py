@@ -173,3 +173,10 @@ def test_a_tensorflow_1x_of_unnamed_package_beside_a_cudnn_is_compared_as_its_gp
     ).findings
     cpu = stated({"framework_version": "tensorflow-cpu 1.3.0", "cudnn": "5.1.10"})
     assert not run_check("cudnn-version-mismatch", cpu).findings  # a named CPU package needs no cuDNN
+
+
+def test_a_cudnn_stated_by_its_major_alone_is_compared_by_its_major() -> None:
+    """tensorflow/tensorflow#35195: TF 2.0.0 (tested with cuDNN 7.4) beside 'cuDNN 7': nothing says it is older."""
+    facts = {"framework_version": "TensorFlow version: 2.0.0", "system_cuda": "CUDA 10.0"}
+    assert not run_check("cudnn-version-mismatch", stated({**facts, "cudnn": "cuDNN 7"})).findings
+    assert run_check("cudnn-version-mismatch", stated({**facts, "cudnn": "cuDNN 6"})).findings

@@ -240,7 +240,11 @@ def cudnn_version_mismatch(snap: Snapshot) -> list[Finding]:
         if wv is None or not installed:
             continue
         vs = [(versions.parse(v), v, where) for v, where in installed]
-        if any(v and v[0] == wv[0] and (len(wv) < 2 or versions.cmp(v[:2], wv[:2]) >= 0) for v, _, _ in vs):
+        # a cuDNN stated by its major alone ('cuDNN 7') is only compared by its major
+        if any(
+            v and v[0] == wv[0] and (len(wv) < 2 or len(v) < 2 or versions.cmp(v[:2], wv[:2]) >= 0)
+            for v, _, _ in vs
+        ):
             continue
         have = ", ".join(f"{v} ({where})" for _, v, where in vs)
         cuda_major = (versions.parse(str(info.get("cuda") or info.get("cuda_if_gpu") or "")) or (12,))[0]
