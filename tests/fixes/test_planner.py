@@ -492,3 +492,13 @@ def test_a_tensorflow_build_the_log_shows_is_not_its_releases_tested_one_gets_th
     assert step.startswith("Install CUDA 11.0") and "v11.0\\bin" in step
     fits = dataclasses.replace(c, library_range="11.1-12.9", soname="cusolver64_11.dll")  # 11.2 ships it
     assert not steps.cuda_libs_missing(fits)[0].startswith("Install CUDA 11.0")
+
+
+def test_the_cuda_the_facts_name_for_the_build_is_the_variant_reinstalled() -> None:
+    """SupreethN/HOISTFormer#3: 'conda install pytorch==1.9.0 ... cudatoolkit=11.1' resolved to the CPU build; the
+    reporter's fix was torch==1.9.0+cu111 (1.9.0 has cu102 and cu111 wheels)."""
+    c = ctx(framework_version="pytorch==1.9.0 (conda, cudatoolkit=11.1 requested)")
+    assert c.cuda == "11.1"
+    assert steps.same_release_variant(c, unknown_ok=True) == ("1.9.0", "cu111")
+    plain = ctx(framework_version="torch 1.9.0+cpu")  # no CUDA named: the one asking least of the driver
+    assert steps.same_release_variant(plain, unknown_ok=True) == ("1.9.0", "cu102")

@@ -80,10 +80,14 @@ def same_release_variant(ctx: Context, unknown_ok: bool = False) -> tuple[str, s
         return None
     own = re.search(r"\+(cu\d+)", ctx.version or "")
     version = versions.fmt(installed[:3])
+    # the CUDA the facts name for the build ('cudatoolkit=11.1' beside a conda install that resolved to the CPU
+    # build) comes first where that release has it
+    named = "cu" + "".join(str(p) for p in (versions.major_minor(ctx.cuda or "") or ()))
     for release, variants in _releases():  # one row per minor release ('2.2.x', '1.10.0')
         if versions.major_minor(release) != installed[:2]:
             continue
-        for variant in sorted(variants, key=_cuda_key, reverse=bool(ctx.driver_cuda)):
+        ordered = sorted(variants, key=_cuda_key, reverse=bool(ctx.driver_cuda))
+        for variant in sorted(ordered, key=lambda v: v != named):
             if (own is None or variant != own.group(1)) and _fits(version, variant, ctx.driver_cuda, ctx.cc):
                 return version, variant
     return None
