@@ -70,3 +70,16 @@ def test_cuda_not_available_on_windows_is_first_the_cpu_wheel_pypi_gives() -> No
         GRADSCALER.replace("C:\\Python39\\lib", "/usr/lib/python3.9"), stated({"os": "Ubuntu 22.04"})
     )
     assert not any("the machine runs Windows" in r for c in linux.causes for r in c.reasons)
+
+
+def test_a_torch_dll_that_loads_no_cuda_library_is_a_broken_install_first() -> None:
+    """Acly/krita-ai-diffusion: c10.dll (which needs only the Visual C++ runtime) could not load on a clean
+    Windows 11; the redistributable fixed it. caffe2_nvrtc.dll stays a CUDA library's matter."""
+    host = explained(
+        'OSError: [WinError 126] The specified module could not be found. Error loading "C:\\\\Users\\\\b\\\\python\\\\lib\\\\site-packages\\\\torch\\\\lib\\\\c10.dll" or one of its dependencies.\n'
+    )
+    assert ids(host)[:2] == ["broken-install", "cuda-libs-missing"]
+    cuda = explained(
+        'OSError: [WinError 126] The specified module could not be found. Error loading "C:\\\\Python\\\\lib\\\\site-packages\\\\torch\\\\lib\\\\caffe2_nvrtc.dll" or one of its dependencies.\n'
+    )
+    assert ids(cuda)[0] == "cuda-libs-missing"

@@ -132,6 +132,14 @@ def fallback_root(scan: ScanResult) -> tuple[int, str] | None:
     return lines[-1] if lines else None
 
 
+# torch's Windows DLLs that depend on no CUDA library, only on the Visual C++ runtime and on each other
+# (torch/lib: c10.dll, torch_cpu.dll, torch_python.dll, shm.dll, asmjit.dll, uv.dll; the CUDA ones are
+# c10_cuda.dll, torch_cuda.dll, caffe2_nvrtc.dll)
+TORCH_HOST_DLLS = frozenset(
+    {"c10.dll", "torch_cpu.dll", "torch_python.dll", "shm.dll", "asmjit.dll", "uv.dll"}
+)
+
+
 def _weights(m: Match) -> dict[str, float]:
     """The signature's priors, redirected by what it captured (which library failed to load)."""
     xid = _xid_row(m)
@@ -144,6 +152,9 @@ def _weights(m: Match) -> dict[str, float]:
     elif lib.startswith(("libcudnn", "cudnn")):
         # taxonomy: a wrong cuDNN library is cudnn-mismatch first, whatever else the message allows
         w["cudnn-mismatch"] = max(w.values()) + 0.05
+    elif lib in TORCH_HOST_DLLS and "broken-install" in w:
+        # torch's own DLLs that load no CUDA library: what they miss is the Visual C++ runtime or a file of the install
+        w["broken-install"] = max(w.values()) + 0.05
     elif (
         re.match(r"libcuda\.so|libnvidia-ml|cuda$", lib)
         and "cuda-libs-missing" in w
