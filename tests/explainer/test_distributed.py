@@ -226,3 +226,19 @@ def test_tensorflow_without_nccl_is_given_an_all_reduce_that_needs_none() -> Non
         "No OpKernel was registered to support Op 'CudnnRNN' used by {{node cu_dnngru/CudnnRNN}}\n"
     )
     assert other.root is None or other.root.sig.id != "multi-gpu-comm/tf-nccl-op-missing"
+
+
+def test_ncclS_missing_infiniband_library_is_harmless_and_the_cuda_failure_it_quotes_is_the_root() -> None:
+    """NVIDIA/nccl#444: NCCL 2.7.8 without kernels for a K40m (sm_35): 'Cuda failure invalid device function' after
+    each rank's harmless 'Failed to open libibverbs.so'."""
+    log = (
+        "[0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\n"
+        "NCCL version 2.7.8+cuda11.0\n"
+        "[1] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\n"
+        "[0] enqueue.cc:215 NCCL WARN Cuda failure 'invalid device function'\n"
+    )
+    exp = explain_text(log)
+    assert exp.root is not None and "invalid device function" in exp.root.text
+    assert top(exp)[0] == "arch-unsupported"
+    only = explain_text("[0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\n")
+    assert only.root is None and "nccl-libibverbs-absent" in only.scan.benign

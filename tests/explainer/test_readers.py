@@ -62,6 +62,8 @@ STATUS_LINES = [
         "CUSPARSE_STATUS_INSUFFICIENT_RESOURCES",
     ),
     ("cupy_backends.cuda.libs.nvrtc.NVRTCError: NVRTC_ERROR_COMPILATION (6)", "NVRTC_ERROR_COMPILATION"),
+    # NCCL's CUDACHECK quotes cudaGetErrorString's text (NVIDIA/nccl#444)
+    ("[3] enqueue.cc:215 NCCL WARN Cuda failure 'invalid device function'", "cudaErrorInvalidDeviceFunction"),
     # a wrapper's camel case (hannes-brt/cudnn-python-wrappers: libcudnn.py raises cudnnExceptions[status])
     ("libcudnn.cudnnStatusArchMismatch", "CUDNN_STATUS_ARCH_MISMATCH"),
     # numbers, where the format says which enum
@@ -630,3 +632,8 @@ def test_a_soname_that_carries_a_cuda_version_names_no_range() -> None:
         "soname", "Could not load dynamic library 'cudart64_110.dll'; dlerror: cudart64_110.dll not found"
     )
     assert "cuda_range" not in runtime.facts and runtime.facts["cuda_wanted"] == "11.0"
+
+
+def test_a_cuda_error_text_alone_is_read_only_where_nccl_quotes_it() -> None:
+    assert _statuses("Training failed: invalid device function") == set()
+    assert _statuses("NCCL WARN Cuda failure 'unspecified launch failure'") == {"cudaErrorLaunchFailure"}

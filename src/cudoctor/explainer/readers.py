@@ -190,7 +190,8 @@ def _enum_of_function(name: str) -> str | None:
 def _number_next_to_text(line: str, add: Callable[..., None], read_at: set[int]) -> None:
     """A number right beside its own row's text ("Error 803: system has unsupported display driver",
     "unknown error (code 999"); in a line that names the enum's context (NCCL), the text alone where
-    the line quotes it ("NCCL error in: ...cpp:264, unhandled system error")."""
+    the line quotes it ("NCCL error in: ...cpp:264, unhandled system error"); a CUDA runtime error's text
+    alone where NCCL quotes it ("NCCL WARN Cuda failure 'invalid device function'")."""
     t = _tables()
     low = line.lower()
     enums = [e for e in t.enums if e.get("text_context", "") in low]
@@ -201,8 +202,9 @@ def _number_next_to_text(line: str, add: Callable[..., None], read_at: set[int])
                 after = low[m.end() : m.end() + len(text) + 6].lstrip(" :,)]-")
                 if text and (after.startswith(text) or _text_before(low[: m.start()], text)):
                     add(enum, row, old)
-    for enum in enums:
-        for row in enum["code"] if enum.get("text_context") else []:
+    quoting = [e for e in t.enums if e.get("quoted_by") and e["quoted_by"] in low]
+    for enum in enums + quoting:
+        for row in enum["code"] if enum.get("text_context") or enum in quoting else []:
             if row.get("text") and re.search(rf"[,:'\"]\s?{re.escape(row['text'].lower())}\b", low):
                 add(enum, row)
 
