@@ -314,7 +314,7 @@ def tf_cuda_mismatch(snap: Snapshot) -> list[Finding]:
     toolkits = [t for t in snap.value("cuda.toolkits") or [] if t.get("version")]
     # a TensorFlow 1.x whose package nobody named ('TF1.6': tensorflow was the CPU package, tensorflow-gpu
     # the CUDA one) beside a CUDA toolkit someone installed for it: what its GPU build would need
-    maybe_gpu = isinstance(tf, dict) and tf.get("build") == "unknown" and bool(tf.get("cuda_if_gpu"))
+    maybe_gpu = isinstance(tf, dict) and _tf_maybe_gpu("tensorflow", tf)
     if not isinstance(tf, dict) or (tf.get("build") != "cuda" and not maybe_gpu) or not toolkits:
         return []
     if tf.get("cuda_libs"):  # an official GPU image carries its own CUDA: the host's toolkit is not loaded
@@ -337,7 +337,7 @@ def tf_cuda_mismatch(snap: Snapshot) -> list[Finding]:
     if any(h and (h == want if exact else h[0] == want[0]) for h in have):
         return []
     have_s = ", ".join(str(t["version"]) for t in toolkits)
-    build = "'s GPU build (tensorflow-gpu)" if maybe_gpu else ""
+    build = GPU_BUILD if maybe_gpu else ""
     # TensorFlow's table writes '9' for 1.5-1.12, whose wheels load libcublas.so.9.0: an exact minor is named
     cuda = f"{want[0]}.{want[1]}" if exact else row["cuda"]
     return [

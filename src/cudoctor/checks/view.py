@@ -83,8 +83,8 @@ def framework_archs(name: str, info: dict[str, Any]) -> tuple[list[str] | None, 
         if hit:
             return hit[0], f"official {variant} wheels ({hit[1]['source']})"
     if name == "torch" and not info.get("version") and info.get("cuda") and not info.get("cuda_inferred"):
-        variant = "cu" + str(info["cuda"]).replace(".", "")
-        every = knowledge.torch_variant_archs(variant)
+        variant = knowledge.torch_variant("", str(info["cuda"]))
+        every = knowledge.torch_variant_archs(variant) if variant else None
         if every:
             archs, rows = every
             low = min((r["torch_min"] for r in rows), key=lambda v: versions.parse(v) or ())

@@ -105,7 +105,7 @@ def canonical_names(text: str) -> str:
 
 
 def guess_framework(text: str, hint: str | None) -> str | None:
-    text = canonical_names(text)
+    """The framework `text` names (misspellings already written as canonical_names writes them), else `hint`."""
     for pattern, name in FRAMEWORK_WORDS:
         if pattern.search(text):
             return name

@@ -52,9 +52,8 @@ class Context:
     library_wheel: str | None = None  # NVIDIA's wheel of the library the log could not load
     library_cuda: str | None = None  # the CUDA its name carries (libcublas.so.8.0, cudart64_90.dll)
     soname: str | None = None  # that library as the log names it
-    library_range: str | None = (
-        None  # the CUDA releases that ship that soname ('10.1-11.0': libcusolver.so.10)
-    )
+    # the CUDA releases that ship that soname ('10.1-11.0': libcusolver.so.10)
+    library_range: str | None = None
     # the CUDA release of a symbol the loaded library lacks (__nvJitLinkCreate_12_8)
     symbol_cuda: str | None = None
     pythonpath_copy: str | None = None  # the PYTHONPATH entry the framework is imported from, if it is
@@ -97,13 +96,14 @@ def context(
     # 'Found CUDA version 12010, but JAX was built against version 12020, which is newer'
     older_cuda = facts.get("library") == "cuda" and facts.get("older") == "loaded" and facts.get("compiled")
     ptxas = compute.PTXAS_OLDER.search(root)  # XLA's 'You are using ptxas 11.0.221, which is older than 11.1'
+    built_cuda = info.get("cuda") or info.get("cuda_if_gpu")  # a TF 1.x of unnamed package: its GPU build's
     return Context(
         framework=framework,
         version=str(info["version"]) if info.get("version") else None,
         dist=str(info["dist"]) if info.get("dist") else None,
         build=info.get("build"),
-        cuda=str(info.get("cuda") or info.get("cuda_if_gpu"))  # a TF 1.x of unnamed package: its GPU build's
-        if info.get("cuda") or info.get("cuda_if_gpu")
+        cuda=str(built_cuda)
+        if built_cuda
         else facts.get("cuda_wanted") or (ptxas.group(2) if ptxas else None),
         driver=str(driver) if driver else None,
         driver_cuda=str(driver_cuda) if driver_cuda else None,

@@ -82,7 +82,7 @@ def same_release_variant(ctx: Context, unknown_ok: bool = False) -> tuple[str, s
     version = versions.fmt(installed[:3])
     # the CUDA the facts name for the build ('cudatoolkit=11.1' beside a conda install that resolved to the CPU
     # build) comes first where that release has it
-    named = "cu" + "".join(str(p) for p in (versions.major_minor(ctx.cuda or "") or ()))
+    named = knowledge.torch_variant("", ctx.cuda)
     for release, variants in _releases():  # one row per minor release ('2.2.x', '1.10.0')
         if versions.major_minor(release) != installed[:2]:
             continue
