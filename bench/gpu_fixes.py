@@ -201,6 +201,117 @@ x = cupy.zeros(4) + 1
 print("sum:", float(x.sum()), flush=True)
 """
 
+# CUDA initialised in the parent, then used in a worker forked from it (argv[1]: fork or spawn).
+TORCH_FORK = """\
+import multiprocessing as mp
+import sys
+
+import torch
+
+
+def work(i):
+    return float(torch.ones(4, device="cuda").sum()) + i
+
+
+if __name__ == "__main__":
+    method = sys.argv[1]
+    print("torch", torch.__version__, "start method:", method, flush=True)
+    torch.zeros(1, device="cuda")  # CUDA initialised in the parent
+    with mp.get_context(method).Pool(2) as pool:
+        print("results:", pool.map(work, [0, 1]), flush=True)
+"""
+
+CUPY_FORK = """\
+import multiprocessing as mp
+import sys
+
+import cupy
+
+
+def work(i):
+    return float(cupy.ones(4).sum()) + i
+
+
+if __name__ == "__main__":
+    method = sys.argv[1]
+    print("cupy", cupy.__version__, "start method:", method, flush=True)
+    cupy.zeros(1)  # CUDA initialised in the parent
+    with mp.get_context(method).Pool(2) as pool:
+        print("results:", pool.map(work, [0, 1]), flush=True)
+"""
+
+# Flash attention forced (sdpa_kernel) on inputs of the dtype in argv[1].
+TORCH_SDPA = """\
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+dtype = getattr(torch, sys.argv[1])
+q = torch.randn(2, 8, 256, 64, device="cuda", dtype=dtype)
+print("torch", torch.__version__, "q", tuple(q.shape), q.dtype, flush=True)
+with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+    out = F.scaled_dot_product_attention(q, q, q, is_causal=True)
+torch.cuda.synchronize()
+print("flash attention ok:", tuple(out.shape), out.dtype, flush=True)
+"""
+
+# An 8 GiB allocation under a per-process memory fraction (argv[1]).
+TORCH_MEMFRAC = """\
+import sys
+
+import torch
+
+frac = float(sys.argv[1])
+torch.cuda.set_per_process_memory_fraction(frac, 0)
+total = torch.cuda.get_device_properties(0).total_memory
+print(f"torch {torch.__version__}: memory fraction {frac} of {total / 2**30:.1f} GiB", flush=True)
+x = torch.empty(8 << 30, dtype=torch.uint8, device="cuda")  # 8 GiB
+torch.cuda.synchronize()
+print("allocated 8 GiB", flush=True)
+"""
+
+# A half-precision FFT of a signal whose length (argv[1]) is or is not a power of two.
+TORCH_FFT_HALF = """\
+import sys
+
+import torch
+
+n = int(sys.argv[1])
+x = torch.randn(16, n, device="cuda", dtype=torch.float16)
+print("torch", torch.__version__, "rfft of float16 length", n, flush=True)
+y = torch.fft.rfft(x)
+torch.cuda.synchronize()
+print("rfft ok", tuple(y.shape), y.dtype, flush=True)
+"""
+
+# A triton kernel whose dot operands (BLOCK x BLOCK float16, argv[1]) need more shared memory than the
+# GPU has at 256 (2 x 128 KiB against 227 KiB on Hopper), and fit at 64.
+TRITON_BLOCK = """\
+import sys
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def square(a_ptr, c_ptr, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + r[:, None] * BLOCK + r[None, :])
+    tl.store(c_ptr + r[:, None] * BLOCK + r[None, :], tl.dot(a, a))
+
+
+block = int(sys.argv[1])
+a = torch.ones(block, block, device="cuda", dtype=torch.float16)
+c = torch.empty(block, block, device="cuda", dtype=torch.float32)
+print("triton", triton.__version__, "BLOCK", block, flush=True)
+square[(1,)](a, c, BLOCK=block, num_warps=8)
+torch.cuda.synchronize()
+print("ok", float(c[0, 0]), flush=True)
+"""
+
 # ---------------------------------------------------------------------------------------------- trials
 
 
@@ -371,6 +482,94 @@ TRIALS = [
         "torchrun --nproc_per_node=1 (one rank per GPU)",
         r"Duplicate GPU|ncclInvalidUsage|invalid usage|NCCL error",
         ("nproc_per_node", "one process per GPU"),
+    ),
+    Trial(
+        "torch-cuda-after-fork",
+        "CUDA is initialised in the parent, then used in multiprocessing workers started by fork",
+        ("torch",),
+        TORCH_FORK,
+        Run([*PLAIN, "fork"]),
+        [("", Run([*PLAIN, "spawn"]))],
+        "the spawn start method (multiprocessing.get_context('spawn'))",
+        r"Cannot re-initialize CUDA in forked subprocess",
+        ("spawn",),
+    ),
+    Trial(
+        "cupy-cuda-after-fork",
+        "CuPy initialises CUDA in the parent, then workers forked from it use CuPy",
+        ("cupy",),
+        CUPY_FORK,
+        Run([*PLAIN, "fork"]),
+        [("", Run([*PLAIN, "spawn"]))],
+        "the spawn start method (multiprocessing.get_context('spawn'))",
+        r"cudaErrorInitializationError|initialization error|CUDA_ERROR_NOT_INITIALIZED",
+        ("spawn",),
+    ),
+    Trial(
+        "sdpa-flash-float32",
+        "flash attention forced with sdpa_kernel on float32 inputs (flash takes float16 and bfloat16 only)",
+        ("torch",),
+        TORCH_SDPA,
+        Run([*PLAIN, "float32"]),
+        [("", Run([*PLAIN, "bfloat16"]))],
+        "bfloat16 inputs (a code change: the program's argument)",
+        r"No available kernel",
+        ("bfloat16", "float16", "half"),
+    ),
+    Trial(
+        "torch-memory-fraction-oom",
+        "torch.cuda.set_per_process_memory_fraction(0.01) then an 8 GiB allocation",
+        ("torch",),
+        TORCH_MEMFRAC,
+        Run([*PLAIN, "0.01"]),
+        [("", Run([*PLAIN, "0.5"]))],
+        "a larger per-process memory fraction (0.5; a code change: the program's argument)",
+        r"OutOfMemoryError|out of memory",
+        ("set_per_process_memory_fraction", "memory fraction"),
+    ),
+    Trial(
+        "cufft-half-not-power-of-two",
+        "a float16 FFT of length 100 (cuFFT takes half precision for power-of-two lengths only)",
+        ("torch",),
+        TORCH_FFT_HALF,
+        Run([*PLAIN, "100"]),
+        [("", Run([*PLAIN, "128"]))],
+        "a power-of-two length (128: pad the signal; a code change)",
+        r"powers? of two",
+        ("power of two", "powers of two", "float32"),
+    ),
+    Trial(
+        "triton-block-shared-memory",
+        "a triton dot of two 256x256 float16 blocks needs more shared memory than the GPU has",
+        ("torch", "triton"),
+        TRITON_BLOCK,
+        Run([*PLAIN, "256"]),
+        [("", Run([*PLAIN, "64"]))],
+        "a smaller BLOCK (64; a code change: the program's argument)",
+        r"OutOfResources|out of resource",
+        ("BLOCK", "block size", "num_stages"),
+    ),
+    Trial(
+        "jax-allocator-unknown",
+        "XLA_PYTHON_CLIENT_ALLOCATOR names an allocator JAX does not have",
+        ("jax",),
+        JAX_MATMUL,
+        Run(PLAIN, {"XLA_PYTHON_CLIENT_ALLOCATOR": "bogus"}),
+        [("", Run(PLAIN, {"XLA_PYTHON_CLIENT_ALLOCATOR": None}))],
+        "XLA_PYTHON_CLIENT_ALLOCATOR unset",
+        r"[Aa]llocator|Unknown|[Ii]nvalid",
+        ("XLA_PYTHON_CLIENT_ALLOCATOR",),
+    ),
+    Trial(
+        "jax-mem-fraction-over-one",
+        "the JAX memory fraction set above 1 (1.5 of the GPU)",
+        ("jax",),
+        JAX_MATMUL,
+        Run(PLAIN, {"{memfrac}": "1.5"}),
+        [("", Run(PLAIN, {"{memfrac}": ".5"}))],
+        "a fraction below 1 (.5)",
+        r"RESOURCE_EXHAUSTED|[Oo]ut of memory|[Ff]raction|[Ii]nvalid",
+        ("MEM_FRACTION",),
     ),
 ]
 

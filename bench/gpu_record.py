@@ -128,6 +128,49 @@ BROKEN = {
         "PATH=/usr/bin:/bin",
         "import jax.numpy as jnp; print((jnp.ones((64, 64)) @ jnp.ones((64, 64))).sum())",
     ),
+    # cuSOLVER's own refusals as torch words them: a matrix that is not positive-definite, and NaN input
+    "cholesky_not_positive_definite": (
+        "",
+        "import torch; print(torch.linalg.cholesky(-torch.eye(4, device='cuda')))",
+    ),
+    "eigh_nan": (
+        "",
+        "import torch; print(torch.linalg.eigh(torch.full((64, 64), float('nan'), device='cuda')))",
+    ),
+    "svd_nan": (
+        "",
+        "import torch; print(torch.linalg.svd(torch.full((64, 64), float('nan'), device='cuda')))",
+    ),
+    # a device-side assert raised on purpose (torch._assert_async), then the next CUDA call
+    "assert_async": (
+        "",
+        "import torch; torch._assert_async(torch.tensor(0, device='cuda')); torch.cuda.synchronize()",
+    ),
+    # a kernel storing a float at an odd address, and a launch of 4096 threads in one block (limit 1024)
+    "cupy_misaligned_address": (
+        "",
+        "import cupy\n"
+        "k = cupy.RawKernel(r'extern \"C\" __global__ void k(char* p) { *(float*)(p + 1) = 1.0f; }', 'k')\n"
+        "p = cupy.zeros(16, dtype=cupy.uint8); k((1,), (1,), (p,)); cupy.cuda.runtime.deviceSynchronize()",
+    ),
+    "cupy_block_too_large": (
+        "",
+        "import cupy\n"
+        "k = cupy.RawKernel(r'extern \"C\" __global__ void k(float* p) { p[threadIdx.x] = 1.0f; }', 'k')\n"
+        "p = cupy.zeros(4096, dtype=cupy.float32); k((1,), (4096,), (p,)); cupy.cuda.runtime.deviceSynchronize()",
+    ),
+    # a convolution over more than 2^31 elements (8 GiB of float16 in, as much out)
+    "conv_over_int32_elements": (
+        "",
+        "import torch; x = torch.ones(1, 4, 32768, 32768, device='cuda', dtype=torch.half); "
+        "c = torch.nn.Conv2d(4, 4, 3, padding=1).cuda().half(); y = c(x); torch.cuda.synchronize(); print(y.shape)",
+    ),
+    # a host sync (.item()) inside CUDA graph capture, as torch.compile's reduce-overhead mode meets it
+    "graph_capture_sync": (
+        "",
+        "import torch; g = torch.cuda.CUDAGraph(); x = torch.ones(4, device='cuda'); s = torch.cuda.Stream()\n"
+        "with torch.cuda.stream(s):\n    with torch.cuda.graph(g):\n        y = x * 2; print(y.sum().item())",
+    ),
 }
 # A kernel built only for sm_80 machine code (no PTX), launched on a Hopper GPU.
 NO_KERNEL_IMAGE = r"""
