@@ -64,6 +64,16 @@ def test_a_cudnn_8_sublibrary_that_fails_to_load_on_wsl_is_the_loader_path() -> 
     )
 
 
+def test_cuinit_finding_no_device_on_wsl_is_a_linux_libcuda_in_the_way() -> None:
+    """numba / cuML and Genesis under WSL2 (blind round 105): cuInit said CUDA_ERROR_NO_DEVICE, and a Linux
+    driver's libcuda installed inside WSL was loaded instead of the Windows driver's in /usr/lib/wsl/lib."""
+    line = "numba.cuda.cudadrv.error.CudaSupportError: Error at driver init: Call to cuInit results in CUDA_ERROR_NO_DEVICE (100)"
+    on_wsl = explain_stated(line + "\n", {"os": "Windows WSL2"})["causes"]
+    assert on_wsl[0]["id"] == "multiple-toolkits" and "/usr/lib/wsl/lib" in on_wsl[0]["fix"][0]
+    assert _ids(line, {"os": "Ubuntu 22.04"})[0] == "no-gpu-visible"
+    assert _ids(line, {})[0] == "no-gpu-visible"
+
+
 def test_nccl_system_error_in_a_container_names_dev_shm() -> None:
     log = "RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:825, unhandled system error, NCCL version 2.7.8"
     boxed = explain_stated(log + "\n", {"container": "docker"})["causes"]

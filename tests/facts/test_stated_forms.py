@@ -444,10 +444,24 @@ def test_a_gpu_written_as_its_bare_model_number() -> None:
     assert gpus("3090") == [("3090", "8.6")]
     assert gpus("gpu 3090") == [("gpu 3090", "8.6")]
     assert gpus("5070 Ti Laptop GPU") == [("5070 Ti Laptop GPU", "12.0")]
-    assert gpus("GPU: 960M") == [("GPU: 960M", "5.2")]
+    assert gpus("GPU: 960M") == [
+        ("GPU: 960M", "5.0")
+    ]  # the laptop GTX 960M is GM107, not the desktop's GM206
     assert gpus("1080 Ti") == [("1080 Ti", "6.1")]
     assert gpus("GeForce GT 750M major: 3 minor: 0") == [("GeForce GT 750M major: 3 minor: 0", "3.0")]
     assert gpus("750") == [] and gpus("2") == []  # not a model
+
+
+def test_a_gpu_named_by_its_architecture_inside_parentheses_is_one_gpu() -> None:
+    """'RTX 50 series (Blackwell, sm_120)' was two GPUs of unknown capability: the comma inside the
+    parentheses split it, and sm_120 was not read (a blind check scenario of set 21)."""
+    gpus = lambda text: [(g["name"], g["cc"]) for g in from_stated({"gpu": text}).value("gpu.devices") or []]  # noqa: E731
+    assert gpus("RTX 50 series (Blackwell, sm_120)") == [("RTX 50 series (Blackwell sm_120)", "12.0")]
+    assert gpus("RTX 3090 (sm_86)") == [("RTX 3090 (sm_86)", "8.6")]
+    assert gpus("GTX 1080 Ti, RTX 2080 Ti") == [("GTX 1080 Ti", "6.1"), ("RTX 2080 Ti", "7.5")]
+    assert gpus("GeForce GTX 950M") == [("GeForce GTX 950M", "5.0")] and gpus("GTX 960") == [
+        ("GTX 960", "5.2")
+    ]
 
 
 def test_a_frameworks_message_pasted_into_the_facts_states_facts() -> None:

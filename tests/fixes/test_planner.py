@@ -502,3 +502,34 @@ def test_the_cuda_the_facts_name_for_the_build_is_the_variant_reinstalled() -> N
     assert steps.same_release_variant(c, unknown_ok=True) == ("1.9.0", "cu111")
     plain = ctx(framework_version="torch 1.9.0+cpu")  # no CUDA named: the one asking least of the driver
     assert steps.same_release_variant(plain, unknown_ok=True) == ("1.9.0", "cu102")
+
+
+def test_a_framework_from_a_container_image_is_fixed_by_the_host_driver_or_another_image() -> None:
+    """NGC's PyTorch 19.08 (CUDA 10.1) on a host driver too old: the steps reinstalled torch from a wheel
+    index, which the image's own build makes moot (blind fix scenario of set 21)."""
+    c = ctx(
+        container="NGC pytorch:19.08-py3",
+        framework_version="NGC PyTorch container 19.08-py3 (PyTorch 1.2.0, CUDA 10.1.243)",
+    )
+    assert c.image is not None and "19.08" in c.image and c.cuda == "10.1"
+    got = planner.plan("driver-too-old", [], c, generic=[CU126])
+    assert got[0].startswith("Upgrade the NVIDIA driver to 418") and "on the host" in got[0]
+    assert "older release" in got[1] and not any("pip install" in s for s in got)
+    # the same torch installed with pip keeps its wheel steps
+    plain = ctx(framework_version="torch 1.2.0 (CUDA 10.1)")
+    assert plain.image is None and not planner.contradicts(CU126, plain)
+
+
+def test_a_cuda_build_asked_for_and_a_cpu_one_installed_gets_the_variant_nearest_the_cuda_named() -> None:
+    """conda resolved 'pytorch==1.9.1 cudatoolkit=11.3' to the CPU build: 1.9.1 has cu102 and cu111 builds,
+    and the one nearest the CUDA asked for is cu111 (blind fix scenario of set 21)."""
+    c = ctx(
+        framework_version="pytorch 1.9.1 (conda, requested together with cudatoolkit=11.3; installed pytorch_cpu)"
+    )
+    assert c.build == "cpu" and c.cuda == "11.3"
+    assert steps.same_release_variant(c, unknown_ok=True) == ("1.9.1", "cu111")
+    # no CUDA named: the oldest variant, which asks least of the driver
+    assert steps.same_release_variant(ctx(framework_version="torch 1.9.1+cpu"), unknown_ok=True) == (
+        "1.9.1",
+        "cu102",
+    )

@@ -71,6 +71,17 @@ def test_dll_names_and_percent_path_mean_native_windows() -> None:
     )
     assert scope.platform_from_log("OSError: libcudart.so.10.0: cannot open shared object file") is None
     assert scope.platform_from_log("loading mydll.dll from the plugin folder") is None
+    # Windows' loader speaking: no step about LD_LIBRARY_PATH for it
+    assert (
+        scope.platform_from_log(
+            "ImportError: DLL load failed while importing _C: The specified procedure could not be found."
+        )
+        == "windows"
+    )
+    assert (
+        scope.platform_from_log("OSError: [WinError 126] The specified module could not be found.")
+        == "windows"
+    )
 
 
 def test_a_list_of_one_entry_per_framework_keeps_the_failing_frameworks() -> None:

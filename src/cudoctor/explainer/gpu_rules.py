@@ -237,3 +237,28 @@ def display_watchdog_rule(ranked: dict[str, RankedCause], gpus: list[dict[str, A
             -RULE_OUT,
             "fact: no GPU drives a display or runs under WDDM: no watchdog applies",
         )
+
+
+def compiled_here_rule(
+    ranked: dict[str, RankedCause], snap: Snapshot, gpus: list[dict[str, Any]], named_by_root: bool
+) -> None:
+    """CuPy compiles its kernels for the GPU it runs on (NVRTC), so its build holds every architecture its
+    CUDA can target: where the facts say that CUDA covers every GPU here, a status that only may mean an
+    architecture problem (CUDA_ERROR_INVALID_VALUE at a kernel launch) does not mean one (recorded on an
+    H200: tests/fixtures/gpu/h200/session38/broken/cupy_block_too_large.txt, 4096 threads in a block)."""
+    if "arch-unsupported" not in ranked or named_by_root:
+        return
+    known = [g for g in gpus if g.get("cc_t")]
+    for name, info in view.frameworks(snap):
+        cuda = str(info.get("cuda") or "")
+        rng = knowledge.toolkit_cc_range(cuda) if name == "cupy" and info.get("build") == "cuda" else None
+        if rng is None or not known or not all(rng[0] <= g["cc_t"] <= rng[1] for g in known):
+            continue
+        bump(
+            ranked,
+            "arch-unsupported",
+            -RULE_OUT,
+            f"fact: {view.describe(name, info)} compiles its kernels for the GPU at run time, and CUDA {cuda} "
+            f"targets {', '.join(_gpu_cc(g) for g in known)}",
+        )
+        return

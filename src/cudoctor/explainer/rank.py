@@ -410,6 +410,7 @@ def context_rules(
     if root is not None:
         setting_rules.jax_fraction_rule(ranked, root.text, snap)
         memory_rules.fragmentation_rule(ranked, root.line, root.text)
+        memory_rules.fraction_cap_rule(ranked, root.line, root.text)
         memory_rules.larger_than_the_gpu_rule(ranked, root.line, root.text, _gpu_bytes(snap))
     if "no-gpu-visible" in ranked:
         _visible_devices_rule(ranked, view.env(snap).get("CUDA_VISIBLE_DEVICES"), gpus)
@@ -533,8 +534,21 @@ def _wsl_libcuda_rule(
             "on WSL the driver's libcuda is the Windows driver's copy in /usr/lib/wsl/lib, which the loader must be told about",
             "export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH  (and sudo ldconfig; conda environments often drop it)",
         )
+    elif WSL_NO_DEVICE.search(root_text):
+        bump(
+            ranked,
+            "multiple-toolkits",
+            CONFIRM,
+            "on WSL the GPU is reached through the Windows driver's libcuda in /usr/lib/wsl/lib: cuInit finding no "
+            "device there most often means a Linux driver's libcuda, installed inside WSL, is loaded instead",
+            "Inside WSL use only the Windows driver's libcuda: ls -l $(ldconfig -p | grep -o '/.*libcuda.so.1') shows "
+            "which one loads; remove a Linux driver installed in WSL (sudo apt remove --purge 'nvidia-driver-*' "
+            "'libnvidia-compute-*'), or put /usr/lib/wsl/lib first: export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH",
+        )
 
 
+# cuInit's 'no device' (numba, Taichi, JAX, TensorFlow wordings): on WSL, a Linux libcuda shadowing the WSL one
+WSL_NO_DEVICE = re.compile(r"CUDA_ERROR_NO_DEVICE|no CUDA-capable device is detected", re.I)
 NCCL_SYSTEM_ERROR = re.compile(r"unhandled system error|ncclSystemError", re.I)
 
 
@@ -607,6 +621,8 @@ def explain(
     located = summaries.locate(scan.plain_tail()) if root is None else None
     fallback = None if root is not None or located is not None else fallback_root(scan)
     read = reader_scores(ranked, root, fallback)
+    named = root is not None and root.sig.causes.get("arch-unsupported", 0.0) >= 0.5
+    gpu_rules.compiled_here_rule(ranked, snap, view.gpus(snap), named)
     root_text = root.text if root is not None else (fallback[1] if fallback else "")
     root_line = root.line if root else fallback[0] if fallback else 0
     library_rules.toolkit_holds_it_rule(ranked, read, snap, root_line)

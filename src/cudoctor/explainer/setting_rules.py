@@ -141,6 +141,16 @@ def jax_fraction_rule(ranked: dict[str, RankedCause], text: str, snap: Snapshot)
             fraction = float(env.get(variable) or "nan")
         except ValueError:
             continue
+        if fraction > 1:
+            bump(
+                ranked,
+                "gpu-oom",
+                0.1,
+                f"fact: {variable}={env[variable]} asks XLA for {fraction:.0%} of the GPU, more than there is",
+                f"Set {variable} below 1 (now {env[variable]}: XLA tries to reserve {fraction:.0%} of the GPU's "
+                f"memory and fails): export {variable}=.9, or unset it for the default {JAX_DEFAULT_FRACTION}",
+            )
+            return
         if fraction < JAX_DEFAULT_FRACTION:  # NaN compares false: unset or unreadable values pass
             bump(
                 ranked,

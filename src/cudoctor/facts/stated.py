@@ -59,6 +59,8 @@ MAX_STATED_GPUS = 64
 
 def split_gpus(text: str) -> list[str]:
     """'2x Tesla P40' -> ['Tesla P40', 'Tesla P40'] (one per GPU); 'GTX 1080 Ti and RTX 2080 Ti' -> both."""
+    # a separator inside parentheses is not one between GPUs ('RTX 5090 (Blackwell, sm_120)')
+    text = re.sub(r"\([^()]*\)", lambda m: m.group(0).replace(",", "").replace(";", ""), text)
     parts = re.split(r"\s*(?:,|;|\band\b|\+|/(?=\s*[A-Za-z]))\s*", text)
     out: list[str] = []
     for p in parts:
@@ -87,7 +89,8 @@ def gpu_memory(written: str) -> tuple[str, int | None]:
 # A compute capability as tools print it beside a GPU: TensorFlow's 'major: 3 minor: 0', PyTorch's 'which is
 # of cuda capability 3.5', TensorFlow's 'compute capability: 8.6' and 'with Cuda compute capability 3.0'.
 CC_SAID = re.compile(
-    r"\bmajor:\s*(\d+)\s*minor:\s*(\d+)|(?:which is of cuda capability|compute capability:?)\s*(\d+\.\d+)",
+    r"\bmajor:\s*(\d+)\s*minor:\s*(\d+)|(?:which is of cuda capability|compute capability:?)\s*(\d+\.\d+)"
+    r"|\bsm_(\d{1,2})(\d)\b",  # the architecture's name: 'RTX 50 series (Blackwell, sm_120)', 'sm_86'
     re.I,
 )
 
@@ -96,6 +99,8 @@ def cc_said(text: str) -> str | None:
     m = CC_SAID.search(text)
     if m is None:
         return None
+    if m.group(4):
+        return f"{m.group(4)}.{m.group(5)}"
     return f"{m.group(1)}.{m.group(2)}" if m.group(1) else m.group(3)
 
 

@@ -237,6 +237,8 @@ def framework_info(version_text: str, cuda_text: str, hint: str | None) -> tuple
         )
     )
     if info["build"] == "cpu":
+        if info["cuda"] and toolkit:  # a CUDA build asked for ('cudatoolkit=11.3'), a CPU one installed
+            info["cuda_if_gpu"] = info["cuda"]
         info["cuda"] = None
     _image(version_text, info)
     return name, info
@@ -247,7 +249,9 @@ def framework_info(version_text: str, cuda_text: str, hint: str | None) -> tuple
 # tensorflow/tensorflow tags without -gpu are CPU-only (tensorflow.org/install/docker).
 FRAMEWORK_IMAGE = re.compile(
     r"\b(?P<image>tensorflow/tensorflow|pytorch/pytorch|nvcr\.io/nvidia/(?:pytorch|tensorflow|jax)|ghcr\.io/nvidia/jax)"
-    r":(?P<tag>[\w.-]+)",
+    r":(?P<tag>[\w.-]+)"
+    # NGC's images as people name them: 'NGC pytorch:19.08-py3', 'NGC PyTorch container 24.01'
+    r"|\b(?P<ngc>NGC\s+(?:pytorch|tensorflow|jax))(?:\s+container)?[:\s]+(?P<ngc_tag>\d{2}\.\d{2}(?:-[\w.]+)?)",
     re.I,
 )
 
@@ -257,7 +261,9 @@ def _image(text: str, info: dict[str, Any]) -> None:
     m = FRAMEWORK_IMAGE.search(text)
     if m is None:
         return
-    if m.group("image").lower() == "tensorflow/tensorflow" and not GPU_WORD.search(m.group("tag")):
+    image = (m.group("image") or "nvcr.io/nvidia/" + m.group("ngc").split()[-1]).lower()
+    tag = m.group("tag") or m.group("ngc_tag")
+    if image == "tensorflow/tensorflow" and not GPU_WORD.search(tag):
         info["build"], info["cuda"] = "cpu", None
         info["build_inferred"] = (
             f"{m.group(0)}: tensorflow/tensorflow tags without -gpu are CPU-only (tensorflow.org/install/docker)"
@@ -266,11 +272,7 @@ def _image(text: str, info: dict[str, Any]) -> None:
     info["cuda_libs"] = f"the {m.group(0)} image"
     if info.get("build") == "unknown":
         info["build"] = "cuda"
-    if (
-        m.group("image").lower().startswith("nvcr.io")
-        and info.get("version")
-        and info["version"] in m.group("tag")
-    ):
+    if image.startswith("nvcr.io") and info.get("version") and info["version"] in tag:
         info["version"] = None  # NGC's release (24.01), not the framework's
 
 

@@ -57,6 +57,7 @@ class Context:
     # the CUDA release of a symbol the loaded library lacks (__nvJitLinkCreate_12_8)
     symbol_cuda: str | None = None
     pythonpath_copy: str | None = None  # the PYTHONPATH entry the framework is imported from, if it is
+    image: str | None = None  # the framework comes with this container image ('the nvcr.io/... image')
     root: str = ""  # the log's root error line: a setting or tool it names is relevant whatever the framework
 
     @property
@@ -126,6 +127,7 @@ def context(
         library_range=facts.get("cuda_range"),
         symbol_cuda=facts.get("symbol_cuda"),
         pythonpath_copy=view.pythonpath_entry(info, snap),
+        image=str(info["cuda_libs"]) if "image" in str(info.get("cuda_libs") or "") else None,
     )
 
 
@@ -403,8 +405,21 @@ def _driver_floor_already_met(step: str, ctx: Context) -> bool:
     return bool(have and floor and have >= floor)
 
 
+def _reinstall_inside_image(step: str, ctx: Context) -> bool:
+    """A framework install from a wheel index where the framework and its CUDA come with a container image
+    (NGC, pytorch/pytorch): the image's build is the one that runs; another image or the host's driver is
+    the fix."""
+    return ctx.image is not None and (
+        TORCH_INDEX.search(step) is not None or FRAMEWORK_INSTALL.search(step) is not None
+    )
+
+
+FRAMEWORK_INSTALL = re.compile(r"\bpip install (?:-[-\w]+ )*'?(?:torch|tensorflow|jax|jaxlib)\b")
+
+
 RULES = (
     _other_framework,
+    _reinstall_inside_image,
     _unpinned_cudnn_of_another_major,
     _driver_floor_already_met,
     scope.for_other_platform,

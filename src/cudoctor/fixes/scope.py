@@ -34,7 +34,8 @@ LINUX_ONLY = re.compile(
 )
 WINDOWS_PATH = re.compile(
     r"\b[A-Z]:\\(?:Users|Program Files|ProgramData|Windows|Python\d*|ProgramFiles)\\"
-    r"|%PATH%|\b(?:cudart|cublas|cudnn|cufft|curand|cusolver|cusparse|nvrtc)\w*?(?:64|32)_\d+\.dll\b",
+    r"|%PATH%|\b(?:cudart|cublas|cudnn|cufft|curand|cusolver|cusparse|nvrtc)\w*?(?:64|32)_\d+\.dll\b"
+    r"|\bDLL load failed\b|\[WinError \d+\]",
     re.I,
 )
 
@@ -115,8 +116,9 @@ def for_other_platform(step: str, ctx: Context) -> bool:
 
 
 def platform_from_log(text: str) -> str | None:
-    """'windows' when the log's paths are Windows paths (C:\\Users\\..., C:\\Program Files\\...), or it names
-    %PATH% or a CUDA library by its DLL name (cudart64_110.dll)."""
+    """'windows' when the log's paths are Windows paths (C:\\Users\\..., C:\\Program Files\\...), it names
+    %PATH% or a CUDA library by its DLL name (cudart64_110.dll), or Windows' loader speaks ('DLL load failed',
+    '[WinError 126]')."""
     return "windows" if WINDOWS_PATH.search(text) else None
 
 

@@ -82,15 +82,25 @@ def same_release_variant(ctx: Context, unknown_ok: bool = False) -> tuple[str, s
     version = versions.fmt(installed[:3])
     # the CUDA the facts name for the build ('cudatoolkit=11.1' beside a conda install that resolved to the CPU
     # build) comes first where that release has it
-    named = knowledge.torch_variant("", ctx.cuda)
     for release, variants in _releases():  # one row per minor release ('2.2.x', '1.10.0')
         if versions.major_minor(release) != installed[:2]:
             continue
+        named = _nearest_variant(variants, ctx.cuda)
         ordered = sorted(variants, key=_cuda_key, reverse=bool(ctx.driver_cuda))
         for variant in sorted(ordered, key=lambda v: v != named):
             if (own is None or variant != own.group(1)) and _fits(version, variant, ctx.driver_cuda, ctx.cc):
                 return version, variant
     return None
+
+
+def _nearest_variant(variants: list[str], cuda: str | None) -> str | None:
+    """The variant of the CUDA the facts name, else the newest of its major below it ('cudatoolkit=11.3' for a
+    release built for 10.2 and 11.1: cu111, which a driver for 11.3 runs)."""
+    want = versions.parse(cuda or "")
+    if want is None:
+        return None
+    fits = [v for v in variants if (c := _cuda_key(v)) and c[0] == want[0] and c[:2] <= want[:2]]
+    return max(fits, key=_cuda_key) if fits else None
 
 
 def _install_line(version: str, variant: str, exact: bool = False) -> str:
@@ -226,6 +236,13 @@ def driver_too_old(ctx: Context) -> list[str]:
         return ptx
     if ctx.framework and ctx.framework not in FRAMEWORKS:
         return _release_line_for_driver(ctx) + _driver_upgrade(ctx)
+    if ctx.image:  # the framework and its CUDA come with the image: the host's driver must run that CUDA
+        steps = [s.replace("Or upgrade", "Upgrade", 1) + " on the host" for s in _driver_upgrade(ctx)]
+        older = (
+            f"Or run an older release of {ctx.image.removeprefix('the ')} whose CUDA your driver runs (its release "
+            "notes name the CUDA and the driver each release needs; nvidia-smi on the host shows the driver)"
+        )
+        return [*steps, older]
     if ctx.framework == "torch":
         return _torch_install(ctx, "a build your driver runs") + _driver_upgrade(ctx)
     if ctx.framework == "jax":
@@ -533,6 +550,9 @@ def _cupy_for(cuda_min: str, ctx: Context) -> list[str]:
     """The CuPy package of the oldest CUDA major that can build for this GPU (and that the driver runs),
     with the CUDA libraries as wheels (cuda_wheels.toml [[framework_libs]])."""
     low = versions.parse(cuda_min) or (0,)
+    have = knowledge.toolkit_cc_range(ctx.cuda) if ctx.cuda and ctx.cc else None
+    if have and ctx.cc and have[0] <= ctx.cc <= have[1]:
+        return []  # the CuPy installed compiles for this GPU already: another package is no fix
     majors = [
         major
         for major in _cupy_steps()
