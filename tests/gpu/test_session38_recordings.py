@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -135,3 +136,44 @@ def test_a_launch_over_the_block_limit_is_not_read_as_an_architecture_cupy_compi
     causes = json.loads(out.stdout)["causes"]
     assert causes[0]["id"] != "arch-unsupported", [c["id"] for c in causes]
     assert not any("cupy-cuda12x" in s for c in causes for s in c["fix"])
+
+
+# ------------------------------------------------------------------ the planner on the H200's own facts (call 3)
+PLANNED = os.path.join(HERE, "planned")
+# trial -> a piece of the fix that worked, which the plan made there puts in its first two steps
+FIRST_ON_THE_H200 = {
+    "torch-cuda-after-fork": "spawn",
+    "cupy-cuda-after-fork": "spawn",
+    "sdpa-flash-float32": "torch.bfloat16",
+    "torch-memory-fraction-oom": "set_per_process_memory_fraction",
+    "cufft-half-not-power-of-two": "next power of two",
+    "triton-block-shared-memory": "BLOCK sizes",
+    "jax-allocator-unknown": "XLA_PYTHON_CLIENT_ALLOCATOR",
+    "jax-mem-fraction-over-one": "XLA_PYTHON_CLIENT_MEM_FRACTION",
+}
+
+
+def test_on_the_h200_the_fix_that_worked_is_among_the_first_two_steps() -> None:
+    """bench/gpu_explain_live.py on the H200 (live facts and each broken run's settings), recorded."""
+    with open(os.path.join(PLANNED, "summary.json"), encoding="utf-8") as fh:
+        planned = json.load(fh)
+    for trial, piece in FIRST_ON_THE_H200.items():
+        assert any(piece in s for s in planned[trial]["fix"][:2]), (trial, planned[trial]["fix"][:2])
+
+
+@pytest.mark.parametrize("trial", sorted(FIRST_ON_THE_H200))
+def test_replayed_with_the_h200s_snapshot_the_plan_is_the_one_made_there(trial: str, tmp_path: Path) -> None:
+    with open(os.path.join(FIXES, "summary.json"), encoding="utf-8") as fh:
+        changes = json.load(fh)["trials"][trial]["broken"].get("env_changes") or {}
+    facts = tmp_path / "facts.json"
+    facts.write_text(json.dumps({"other": " ".join(f"{k}={v}" for k, v in changes.items())}))
+    args = [
+        "explain",
+        os.path.join(FIXES, trial, "broken.txt"),
+        "--snapshot",
+        os.path.join(PLANNED, "check.json"),
+    ]
+    first = json.loads(cudoctor([*args, "--facts", str(facts), "--no-live", "--format", "json"]).stdout)[
+        "causes"
+    ][0]
+    assert any(FIRST_ON_THE_H200[trial] in s for s in first["fix"][:2]), first["fix"][:2]
