@@ -556,3 +556,14 @@ def test_words_that_only_look_like_a_framework_stay_what_they_are() -> None:
         snap = from_stated({"framework_version": text})
         assert snap.value("framework.tensorflow") is None, text
     assert stated_builds.canonical_names("TensorFlow 2.4 and PyTorch") == "TensorFlow 2.4 and PyTorch"
+
+
+def test_the_frameworks_own_answer_that_it_has_no_cuda_makes_a_cpu_build() -> None:
+    """conda-forge's tensorflow 2.15.0 cuda120 build _1 was compiled without CUDA, and the reporter pasted
+    tf.test.is_built_with_cuda() -> False beside its build string (blind check scenario of set 22)."""
+    build = lambda text: from_stated({"framework_version": text}).value("framework.tensorflow")["build"]  # noqa: E731
+    stated = "tensorflow 2.15.0 cuda120py311h5cbd639_1 (conda-forge); tf.test.is_built_with_cuda() -> False"
+    assert build(stated) == "cpu"
+    assert build("tensorflow 2.15.0 (built with CUDA: False)") == "cpu"
+    assert build("tensorflow 2.15.0 cuda120py311h5cbd639_1") == "cuda"
+    assert build("tensorflow 2.4, tf.test.is_built_with_cuda() True") == "cuda"

@@ -216,6 +216,9 @@ def _installed_cudnn(snap: Snapshot) -> list[tuple[str, str]]:
     return found
 
 
+NIGHTLY = re.compile(r"\.dev\d", re.I)
+
+
 @check(
     "cudnn-version-mismatch", "cudnn-mismatch", LAYER, requires_any=("python.nvidia_wheels", "cudnn.versions")
 )
@@ -232,6 +235,9 @@ def cudnn_version_mismatch(snap: Snapshot) -> list[Finding]:
     for name, info in builds:
         if info.get("cuda_libs") and not snap.value("python.nvidia_wheels"):
             continue  # its image's cuDNN is the one it loads, not the host's stated one
+        if name == "tensorflow" and NIGHTLY.search(str(info.get("version") or "")):
+            continue  # a nightly is built before its release's stack is settled (tf-nightly 2.5.0.dev20201108
+            # ran cuDNN 8.0, 2.5.0 shipped with 8.1): the release's tested cuDNN says nothing about it
         want = info.get("cudnn")
         if not want and name == "tensorflow":
             row = knowledge.tf_build(str(info.get("version") or ""))

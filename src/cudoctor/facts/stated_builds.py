@@ -37,7 +37,10 @@ GPU_WORD = re.compile(r"(?:^|[\W_])gpu(?:[\W_]|$)", re.I)  # tensorflow-gpu, 1.1
 # What a framework prints of its own build when it has no CUDA: collect_env's "CUDA used to build PyTorch:
 # None", torch's "Torch not compiled with CUDA enabled", JAX's "a CUDA-enabled jaxlib is not installed"
 CPU_SAID = re.compile(
-    r"CUDA used to build PyTorch: (?:None|Could not collect)|Torch not compiled with CUDA enabled", re.I
+    r"CUDA used to build PyTorch: (?:None|Could not collect)|Torch not compiled with CUDA enabled"
+    # the framework's own answer, as people paste it: 'tf.test.is_built_with_cuda() -> False', 'built with CUDA: False'
+    r"|is_built_with_cuda\(\)\W{0,6}False\b|\bbuilt with CUDA\W{0,3}False\b",
+    re.I,
 )
 JAX_CPU_SAID = re.compile(r"CUDA-enabled jaxlib is not installed|\bno CUDA plugin\b", re.I)
 # The cuDNN a build names as its own: 'compiled with cuDNN 8.1.0', 'JAX was built against cuDNN version 8904',
