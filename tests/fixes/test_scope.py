@@ -90,3 +90,18 @@ def test_a_list_of_one_entry_per_framework_keeps_the_failing_frameworks() -> Non
     prose = "conda install x  (TensorFlow 1.14.0 was built with CUDA 10.0, cuDNN 7.4)"
     assert scope.trim(prose, "torch") == prose  # prose about one framework, not a list of them
     assert scope.trim(step, None) == step
+
+
+def test_a_step_whose_subject_is_another_framework_is_not_for_this_one() -> None:
+    """A TensorFlow signature's step ('TensorFlow could not load the CUDA runtime its build needs ...') showed
+    under a jaxlib's 'cudaGetErrorString symbol not found' (a blind fix scenario of set 22)."""
+    step = (
+        "TensorFlow could not load the CUDA runtime its build needs (TF 2.0/2.1: cudart64_100.dll, CUDA 10.0)"
+    )
+    assert scope.for_other_framework(step, planner.Context(framework="jax"))
+    assert not scope.for_other_framework(step, planner.Context(framework="tensorflow"))
+    assert not scope.for_other_framework(step, planner.Context(framework=None))
+    # a label is for it, whatever comes after: 'TensorFlow: ...' and 'PyTorch (Linux): ...' are handled as labels
+    assert not scope.for_other_framework(
+        "JAX: pip install -U 'jax[cuda12]'", planner.Context(framework="jax")
+    )

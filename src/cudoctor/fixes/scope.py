@@ -97,10 +97,19 @@ def names(framework: str, step: str) -> bool:
     return re.search(own.get(framework, re.escape(framework)), step, re.I) is not None
 
 
+LEAD = re.compile(rf"^\s*(?:Or\s+)?({LABELS})\b(?!\s*[:/(])")
+
+
 def for_other_framework(step: str, ctx: Context) -> bool:
     """A step that names only what another framework reads (a PyTorch index for a JAX log, XLA_FLAGS
-    for a PyTorch or numba one)."""
-    if ctx.framework is None or names(ctx.framework, step):
+    for a PyTorch or numba one), or whose subject is another framework ('TensorFlow could not load the CUDA
+    runtime its build needs ...' under a JAX log)."""
+    if ctx.framework is None:
+        return False
+    lead = LEAD.match(step)
+    if lead and ctx.framework in FRAMEWORKS and LABEL_NAME[lead.group(1)] != ctx.framework:
+        return True
+    if names(ctx.framework, step):
         return False
     for rx, frameworks in MARKERS:
         if rx.search(step) and ctx.framework not in frameworks and not rx.search(ctx.root):
