@@ -533,3 +533,19 @@ def test_a_cuda_build_asked_for_and_a_cpu_one_installed_gets_the_variant_nearest
         "1.9.1",
         "cu102",
     )
+
+
+def test_a_tensorflow_image_too_old_for_the_gpu_is_replaced_by_a_newer_image() -> None:
+    """tensorflow/tensorflow:2.1.0-gpu-py3 (CUDA 10.1) on an RTX 3090: a pip install inside the image cannot
+    bring the CUDA 11 libraries TF 2.4 loads; the image of that release can (blind fix scenario of set 24,
+    fixed in the thread with the 2.4.1 GPU image)."""
+    c = ctx(
+        framework_version="TensorFlow 2.1.0 (tensorflow/tensorflow:2.1.0-gpu-py3 docker image)",
+        gpu="GeForce RTX 3090",
+        driver="460.39",
+    )
+    got = planner.plan("arch-unsupported", [], c)
+    assert got[0].startswith(
+        "Run the tensorflow/tensorflow:2.4.0-gpu image in place of tensorflow/tensorflow:2.1.0"
+    )
+    assert not any("pip install 'tensorflow" in s for s in got)

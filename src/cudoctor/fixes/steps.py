@@ -506,9 +506,14 @@ def _tf_for_gpu(ctx: Context) -> list[str]:
             if i == 0 and len(chosen) > 1
             else "the newest release; its CUDA"
         )
+        install = f"pip install 'tensorflow{extra}=={versions.fmt(mm)}.*'"
+        if (
+            ctx.image and "tensorflow/tensorflow" in ctx.image
+        ):  # the image brings TF and its CUDA: change image
+            install = f"run the tensorflow/tensorflow:{versions.fmt(mm)}.0-gpu image in place of {ctx.image.removeprefix('the ')}"
         steps.append(
-            ("Or " if i else "")
-            + f"pip install 'tensorflow{extra}=={versions.fmt(mm)}.*'  (TensorFlow {versions.fmt(mm)}, {what} "
+            (f"Or {install}" if i else install.replace("run the", "Run the", 1))
+            + f"  (TensorFlow {versions.fmt(mm)}, {what} "
             f"({row['cuda']}) builds for compute capability {versions.fmt(ctx.cc)}{runs})"
         )
     if have and have < (2, 0) and ctx.cc >= (8, 0):
