@@ -92,11 +92,13 @@ def test_cleanups_are_passed_over_and_unknown_codes_point_at_the_catalog() -> No
 
 @linux_only
 def test_explain_uses_the_machines_xid_to_read_a_vague_error() -> None:
-    """'unspecified launch failure' alone reads as a bad kernel; on a machine whose kernel log has
-    Xid 79, the GPU is what failed (opendatalab/MinerU#426: a faulty card)."""
+    """'unspecified launch failure' alone is most often the card (the corpus: 4 of 5 reports) and may be a
+    bad kernel; on a machine whose kernel log has Xid 79, the GPU is what failed (opendatalab/MinerU#426: a
+    faulty card), with more confidence."""
     vague = "RuntimeError: CUDA error: unspecified launch failure"
-    assert explain_text(vague).causes[0].id == "illegal-memory-access"
+    alone = explain_text(vague).causes
+    assert alone[0].id == "hardware-fault" and "illegal-memory-access" in [c.id for c in alone[:3]]
     events = _events("open-gpu-kernel-modules-1010.journal")
     snap = stated({}, host__xid_events=events)
     exp = rank.explain(scan.scan(io.BytesIO(vague.encode())), snap)
-    assert exp.causes[0].id == "hardware-fault"
+    assert exp.causes[0].id == "hardware-fault" and exp.causes[0].score > alone[0].score

@@ -75,8 +75,8 @@ def test_an_xid_the_table_does_not_know_keeps_the_signatures_priors() -> None:
 
 
 def test_the_kernel_log_outranks_the_frameworks_vaguer_error() -> None:
-    """'unspecified launch failure' alone reads as an illegal memory access; next to Xid 79 the GPU
-    left the bus."""
+    """'unspecified launch failure' alone may be a kernel fault or the card; next to Xid 79 the GPU
+    left the bus, and the kernel log's line is the root."""
     exp = explain_text("RuntimeError: CUDA error: unspecified launch failure\n" + XID79)
     assert exp.root is not None and exp.root.line == 2 and exp.causes[0].id == "hardware-fault"
 

@@ -565,5 +565,6 @@ def test_the_frameworks_own_answer_that_it_has_no_cuda_makes_a_cpu_build() -> No
     stated = "tensorflow 2.15.0 cuda120py311h5cbd639_1 (conda-forge); tf.test.is_built_with_cuda() -> False"
     assert build(stated) == "cpu"
     assert build("tensorflow 2.15.0 (built with CUDA: False)") == "cpu"
+    assert build("TensorFlow 2.3 (tf.test.is_built_with_cuda() returns False)") == "cpu"  # set 27
     assert build("tensorflow 2.15.0 cuda120py311h5cbd639_1") == "cuda"
     assert build("tensorflow 2.4, tf.test.is_built_with_cuda() True") == "cuda"

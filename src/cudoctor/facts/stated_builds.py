@@ -39,7 +39,7 @@ GPU_WORD = re.compile(r"(?:^|[\W_])gpu(?:[\W_]|$)", re.I)  # tensorflow-gpu, 1.1
 CPU_SAID = re.compile(
     r"CUDA used to build PyTorch: (?:None|Could not collect)|Torch not compiled with CUDA enabled"
     # the framework's own answer, as people paste it: 'tf.test.is_built_with_cuda() -> False', 'built with CUDA: False'
-    r"|is_built_with_cuda\(\)\W{0,6}False\b|\bbuilt with CUDA\W{0,3}False\b",
+    r"|is_built_with_cuda\(\)\W{0,6}(?:returns?\W{1,3}|gives\W{1,3}|is\W{1,3})?False\b|\bbuilt with CUDA\W{0,3}False\b",
     re.I,
 )
 JAX_CPU_SAID = re.compile(r"CUDA-enabled jaxlib is not installed|\bno CUDA plugin\b", re.I)
