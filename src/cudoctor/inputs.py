@@ -50,7 +50,8 @@ def load_stated(path: str, framework_hint: str | None = None) -> Snapshot:
         named = []
         for key in unknown:
             near = _by_word(key) or difflib.get_close_matches(key, KEYS, n=1, cutoff=0.5)
-            named.append(f"{key!r}" + (f" (did you mean {near[0]!r}?)" if near else ""))
+            guess = " or ".join(repr(k) for k in near)
+            named.append(f"{key!r}" + (f" (did you mean {guess}?)" if near else ""))
         raise InputError(
             f"facts file {path}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(named)}; "
             f"the keys are {', '.join(KEYS)}"
@@ -65,11 +66,13 @@ def load_stated(path: str, framework_hint: str | None = None) -> Snapshot:
 
 
 def _by_word(key: str) -> list[str]:
-    """'gpu_name' -> gpu, 'framework' -> framework_version: a known key that is a word of the unknown one."""
+    """'gpu_name' -> gpu, 'framework' -> framework_version: a known key that is a word of the unknown one;
+    'cuda' -> system_cuda or framework_cuda: the known keys the unknown one is the last word of."""
     from cudoctor.facts.stated import KEYS
 
     words = set(key.lower().replace("-", "_").split("_"))
-    return [k for k in KEYS if k in words or k.split("_")[0] in words][:1]
+    first = [k for k in KEYS if k in words or k.split("_")[0] in words][:1]
+    return first or sorted((k for k in KEYS if k.split("_")[-1] == key.lower()), reverse=True)
 
 
 def load_snapshot(path: str) -> Snapshot:

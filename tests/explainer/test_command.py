@@ -169,6 +169,10 @@ def test_a_facts_file_with_keys_cudoctor_does_not_know_is_refused_with_the_neare
         assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
         assert "'gpu_name' (did you mean 'gpu'?)" in out.stderr
         assert "'framework' (did you mean 'framework_version'?)" in out.stderr
+    # a bare 'cuda' has two meanings: the one installed and the one the build uses (it suggested 'cudnn')
+    bad.write_text(json.dumps({"cuda": "11.8"}))
+    out = cudoctor(["check", "--facts", str(bad), "--no-live"])
+    assert "'cuda' (did you mean 'system_cuda' or 'framework_cuda'?)" in out.stderr, out.stderr
     bad.write_text(json.dumps({"gpu": ["A100", "A100"]}))
     out = cudoctor(["check", "--facts", str(bad), "--no-live"])
     assert out.returncode == 2 and "'gpu' must be text or a number" in out.stderr
