@@ -140,3 +140,20 @@ def test_a_variant_stated_without_its_release_is_judged_by_every_wheel_of_that_v
     )  # 7.5: some cu128 wheels hold it
     assert finding_ids(run_check("arch-unsupported", turing)) == []
     assert knowledge.torch_variant_archs("cu999") is None
+
+
+def test_tensorflow_2_3_has_no_code_for_compute_capability_5_0_and_jits_on_turing() -> None:
+    """TensorFlow 2.3's GPU wheels carry sm_35, sm_37, sm_52, sm_60, sm_61 and compute_70 (their build_info):
+    a GTX 950M/960M or 940MX (5.0) cannot run it (four blind check scenarios of sets 20 and 23); a Turing GPU
+    runs its compute_70 PTX through the JIT, by design (a note, not a warning: blind set 20's TITAN RTX)."""
+    old = stated({"framework_version": "tensorflow-gpu 2.3.0", "gpu": "GeForce GTX 960M"})
+    [f] = run_check("arch-unsupported", old).findings
+    assert f.severity is Severity.ERROR and "sm_52" in " ".join(f.evidence)
+    turing = stated({"framework_version": "tensorflow 2.3.0", "gpu": "TITAN RTX"})
+    assert [g.severity for g in run_check("arch-unsupported", turing).findings] == [Severity.INFO]
+    assert (
+        run_check(
+            "arch-unsupported", stated({"framework_version": "tensorflow 2.3.0", "gpu": "GTX 1080"})
+        ).findings
+        == ()
+    )

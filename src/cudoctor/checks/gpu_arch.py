@@ -131,10 +131,12 @@ def _arch_finding(
                 subject=name,
             )
         if support == "ptx":
+            # TensorFlow's pip builds ship PTX for their newest architecture on purpose (2.3: compute_70 for
+            # Turing and newer): by design, a slow first start, not a fault
             return finding(
                 "arch-ptx-jit-only",
                 "arch-unsupported",
-                Severity.WARNING,
+                Severity.INFO if name == "tensorflow" else Severity.WARNING,
                 f"{view.describe(name, info)} has no native code for {gname}; it runs through PTX JIT (slow first start, no arch-specific kernels)",
                 LAYER,
                 evidence=[f"arch list ({where}): {listed}"],

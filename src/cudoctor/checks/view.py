@@ -90,6 +90,11 @@ def framework_archs(name: str, info: dict[str, Any]) -> tuple[list[str] | None, 
             low = min((r["torch_min"] for r in rows), key=lambda v: versions.parse(v) or ())
             high = max((r["torch_max"] for r in rows), key=lambda v: versions.parse(v) or ())
             return archs, f"every official {variant} wheel, torch {low}..{high}; the release was not stated"
+    if name == "tensorflow" and info.get("version"):
+        windows = info.get("platform") == "windows"
+        row = knowledge.tf_build(str(info["version"]), "windows" if windows else "linux")
+        if row and row.get("archs"):
+            return list(row["archs"]), f"TensorFlow {row['version']}'s GPU builds ({row['archs_source']})"
     if name == "jax" and (info.get("jaxlib") or info.get("version")):
         major = versions.parse(str(info.get("cuda") or ""))
         built = jax_builds.archs(str(info.get("jaxlib") or info["version"]), major[0] if major else None)
