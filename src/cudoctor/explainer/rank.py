@@ -86,7 +86,8 @@ SYMPTOM = re.compile(
     r"|without (?:gpu|cuda) support|without support for|not enough|too (?:old|new|many|large|small)|beyond the limit"
     r"|falling back to cpu|slow on (?:the )?cpu|(?:running|runs) on (?:the )?cpu|duplicate gpu|larger than the maximum|out of resources?|unavailable"
     r"|no such file or directory|does not support|doesn't support|minimum required|ignoring visible gpu"
-    r"|dispatched on the cpu|xid)\b"
+    r"|dispatched on the cpu|xid|running in cpu mode|disabling gpu support|gpu support disabled"
+    r"|using device(?:_type)?\W{0,3}cpu|(?:wasn't|was not|weren't|were not) able to)\b"
     r"|\b[A-Z]+_ERROR_[A-Z_]+|\b[A-Z]+_STATUS_(?!SUCCESS\b)[A-Z_]+|\(\w+ vs\.? \w+\)"  # a status name; glog's CHECK
     r"|\b(?:cudnn|cublas|cusolver|cusparse)Status(?!Success\b)[A-Z]\w+"  # the same in a wrapper's camel case
     r"|didn't work|does not work|doesn't work|not working|refuses"
