@@ -549,3 +549,11 @@ def test_a_tensorflow_image_too_old_for_the_gpu_is_replaced_by_a_newer_image() -
         "Run the tensorflow/tensorflow:2.4.0-gpu image in place of tensorflow/tensorflow:2.1.0"
     )
     assert not any("pip install 'tensorflow" in s for s in got)
+
+
+def test_tensorflow_1_grows_its_memory_through_the_sessions_config() -> None:
+    """TF 1.9's 'could not create cudnn handle' out of memory: tf.config's memory growth is the 2.x API, the
+    1.x one is the session's gpu_options.allow_growth (blind fix scenario of set 28)."""
+    tf1 = planner.plan("gpu-oom", [], ctx(framework_version="tensorflow-gpu 1.9.0"))
+    assert tf1[0].startswith("TensorFlow 1.x:") and "config.gpu_options.allow_growth = True" in tf1[0]
+    assert planner.plan("gpu-oom", [], ctx(framework_version="tensorflow 2.10.0")) == []

@@ -765,7 +765,22 @@ def requirements_unmet(ctx: Context) -> list[str]:
     ]
 
 
+def gpu_oom(ctx: Context) -> list[str]:
+    """TensorFlow 1.x grows its GPU memory through the session's config (tf.config's memory growth is the 2.x
+    API): a TF 1.x log gets that form first."""
+    version = versions.parse(ctx.version or "")
+    if ctx.framework != "tensorflow" or version is None or version[0] != 1:
+        return []
+    return [
+        "TensorFlow 1.x: let the session grow its memory instead of reserving the whole GPU: config = "
+        "tf.ConfigProto(); config.gpu_options.allow_growth = True; sess = tf.Session(config=config) (Keras: "
+        "tf.keras.backend.set_session(tf.Session(config=config))); or cap it with "
+        "config.gpu_options.per_process_gpu_memory_fraction = 0.5"
+    ]
+
+
 BY_CAUSE: dict[str, Callable[[Context], list[str]]] = {
+    "gpu-oom": gpu_oom,
     "cuda-libs-missing": cuda_libs_missing,
     "driver-too-old": driver_too_old,
     "cpu-only-build": cpu_only_build,
