@@ -27,13 +27,19 @@ def _bytes(m: re.Match[str] | None) -> float | None:
         return None
 
 
+def _fragmented(text: str) -> tuple[float, float] | None:
+    """(asked, reserved but unallocated) where PyTorch held more of the second than the request it could not
+    serve: the free memory is fragmented."""
+    asked, spare = _bytes(ASKED.search(text)), _bytes(UNALLOCATED.search(text))
+    return (asked, spare) if asked is not None and spare is not None and spare >= asked else None
+
+
 def fragmentation_rule(ranked: dict[str, RankedCause], line: int, text: str) -> None:
     """PyTorch held more reserved-but-unallocated memory than the request it could not serve."""
-    if "gpu-oom" not in ranked:
+    held = _fragmented(text) if "gpu-oom" in ranked else None
+    if held is None:
         return
-    asked, spare = _bytes(ASKED.search(text)), _bytes(UNALLOCATED.search(text))
-    if asked is None or spare is None or spare < asked:
-        return
+    asked, spare = held
     bump(
         ranked,
         "gpu-oom",
@@ -88,8 +94,7 @@ def fraction_cap_rule(ranked: dict[str, RankedCause], line: int, text: str) -> N
     allowed, total = _bytes(ALLOWED.search(text)), _bytes(CAPACITY.search(text))
     if allowed is None or total is None or allowed >= 0.9 * total:
         return
-    asked, spare = _bytes(ASKED.search(text)), _bytes(UNALLOCATED.search(text))
-    if asked is not None and spare is not None and spare >= asked:
+    if _fragmented(text):
         return  # fragmentation: the cap would have served the request (fragmentation_rule's case)
     bump(
         ranked,

@@ -410,11 +410,12 @@ def _reinstall_inside_image(step: str, ctx: Context) -> bool:
     (NGC, pytorch/pytorch): the image's build is the one that runs; another image or the host's driver is
     the fix."""
     return ctx.image is not None and (
-        TORCH_INDEX.search(step) is not None or FRAMEWORK_INSTALL.search(step) is not None
+        TORCH_INDEX.search(step) is not None
+        or any(IMAGE_FRAMEWORK.match(m.group(1)) for m in PIP_PACKAGE.finditer(step))
     )
 
 
-FRAMEWORK_INSTALL = re.compile(r"\bpip install (?:-[-\w]+ )*'?(?:torch|tensorflow|jax|jaxlib)\b")
+IMAGE_FRAMEWORK = re.compile(r"(?:torch|tensorflow|jax|jaxlib)\b")  # a package PIP_PACKAGE names
 
 
 RULES = (
