@@ -14,6 +14,8 @@ Three readers, each pure (one line in, readings out; the tables come from knowle
 - versioned-symbol: a symbol a CUDA library exports per release, missing from the copy loaded
   ("undefined symbol: __nvJitLinkCreate_12_8, version libnvJitLink.so.12"): the caller needs that
   library of CUDA 12.8 or newer and an older one was loaded first.
+- exit-status: how a process ended (a signal, an exit status 128+N, a Windows exception status), read
+  by explainer.exit_status in every form a log prints it.
 """
 
 from __future__ import annotations
@@ -25,13 +27,14 @@ from collections.abc import Callable
 from typing import Any
 
 from cudoctor import knowledge, versions
+from cudoctor.explainer import exit_status
 
 MAX_LINE = 4000  # characters of a line the readers look at
 
 
 @dataclasses.dataclass(frozen=True)
 class Reading:
-    reader: str  # "status-code" | "soname" | "compiled-vs-loaded"
+    reader: str  # "status-code" | "soname" | "compiled-vs-loaded" | "versioned-symbol" | "exit-status"
     causes: dict[str, float]
     what: str
     facts: dict[str, str]
@@ -39,7 +42,20 @@ class Reading:
 
 def read_line(text: str) -> list[Reading]:
     line = text[:MAX_LINE]
-    return _status_codes(line) + _sonames(line) + _compiled_vs_loaded(line) + _versioned_symbol(line)
+    return (
+        _status_codes(line)
+        + _sonames(line)
+        + _compiled_vs_loaded(line)
+        + _versioned_symbol(line)
+        + _endings(line)
+    )
+
+
+def _endings(line: str) -> list[Reading]:
+    return [
+        Reading("exit-status", e.causes, f"{e.how}: {e.name}, {e.meaning}", {"ending": e.name})
+        for e in exit_status.read(line)
+    ]
 
 
 # ------------------------------------------------------------------ status codes
