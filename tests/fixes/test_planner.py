@@ -325,6 +325,23 @@ def test_a_container_image_asking_for_a_newer_cuda_names_that_cuda_s_driver() ->
     assert steps.driver_too_old(c)[0].startswith("Or upgrade the NVIDIA driver to 550.54.14")
 
 
+def test_an_image_refused_on_its_tesla_alternative_names_the_cuda_it_requires_not_the_stated_one() -> None:
+    """nvidia-container-cli reports the last alternative it tried (brand = tesla) when a GeForce driver is
+    too old for the image's CUDA; the CUDA the image requires, not the stated framework's, is the one."""
+    from cudoctor.explainer.readers import read_line
+
+    line = (
+        "exec command: [/usr/bin/nvidia-container-cli --load-kmods configure --ldconfig=@/sbin/ldconfig.real "
+        "--device=all --compute --utility --require=cuda>=10.0 brand=tesla,driver>=384,driver<385 --pid=6970 "
+        "/var/lib/docker/overlay2/be70/merged]\\\\nnvidia-container-cli: requirement error: unsatisfied condition: brand = tesla"
+    )
+    (reading,) = [r for r in read_line(line) if r.reader == "compiled-vs-loaded"]
+    assert reading.facts["cuda_wanted"] == "10.0" and reading.facts["driver_needed"] == "410.48"
+    c = planner.context(from_stated({"framework_version": "tensorflow-gpu 1.12"}), None, reading.facts)
+    assert steps.driver_too_old(c)[0].endswith("(the CUDA 10.0 the log asks for)")
+    assert read_line("nvidia-container-cli: requirement error: unsatisfied condition: brand = tesla") == []
+
+
 def test_a_broken_install_is_reinstalled_as_the_same_build_from_its_own_index() -> None:
     """Issue 45, point 4: '+cpu' and '+cu121' builds are not on PyPI; the variant's index is."""
     cpu = planner.Context(framework="torch", version="2.13.0+cpu")

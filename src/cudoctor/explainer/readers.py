@@ -366,10 +366,15 @@ FOUND_VERSION = re.compile(r"found version (\d{4,6})", re.I)
 # nvidia-container-cli refuses an image whose CUDA the driver does not reach: "requirement error:
 # unsatisfied condition: cuda>=12.4, please update your driver to a newer version"
 CONTAINER_CUDA = re.compile(r"unsatisfied condition: cuda\s*>=?\s*(\d+\.\d+)", re.I)
+# ... or names the last alternative it tried, an image's exception for Tesla boards on an older driver
+# ("--require=cuda>=10.0 brand=tesla,driver>=384,driver<385 ... unsatisfied condition: brand = tesla"):
+# the CUDA the image requires, written on the same line, is what the driver did not reach
+CONTAINER_ALTERNATIVE = re.compile(r"unsatisfied condition: (?:brand|driver)\s*[=<>]", re.I)
+REQUIRED_CUDA = re.compile(r"(?:--require=|NVIDIA_REQUIRE_CUDA=)\s*[\"']?cuda\s*>=?\s*(\d+\.\d+)", re.I)
 
 
 def _compiled_vs_loaded(line: str) -> list[Reading]:
-    image = CONTAINER_CUDA.search(line)
+    image = CONTAINER_CUDA.search(line) or (CONTAINER_ALTERNATIVE.search(line) and REQUIRED_CUDA.search(line))
     if image:
         row = knowledge.driver_row(image.group(1))
         facts = {"library": "driver", "older": "driver", "cuda_wanted": image.group(1)}

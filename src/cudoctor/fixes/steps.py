@@ -172,7 +172,7 @@ def _torch_install(ctx: Context, why: str, unknown_ok: bool = False) -> list[str
 def _driver_upgrade(ctx: Context) -> list[str]:
     if ctx.driver_needed:
         return [
-            f"Or upgrade the NVIDIA driver to {ctx.driver_needed} or newer (the CUDA {ctx.cuda} the log asks for)"
+            f"Or upgrade the NVIDIA driver to {ctx.driver_needed} or newer (the CUDA {ctx.library_cuda or ctx.cuda} the log asks for)"
         ]
     # CuPy built from source and programs built with nvcc use the toolkit's runtime: its CUDA is the one
     cuda = ctx.cuda or (ctx.system_cuda if ctx.framework in ("cupy", None) else None)
