@@ -57,3 +57,48 @@ def test_cupys_memory_pool_running_out_is_gpu_memory_in_both_wordings() -> None:
         assert exp.root is not None and exp.root.sig.id == "gpu-oom/cupy-pool-out-of-memory"
         assert ids(exp)[0] == "gpu-oom"
         assert any("free_all_blocks" in f for f in exp.causes[0].fixes)
+
+
+def test_a_cupy_wheel_of_another_cuda_than_the_toolkit_is_reported_and_planned_with_real_package_names() -> (
+    None
+):
+    """colabtools#409: Colab moved to CUDA 10.0 with cupy-cuda92 preinstalled; the fix was cupy-cuda100 (there is
+    no cupy-cuda10x: before CUDA 11.2 CuPy made one wheel per CUDA minor)."""
+    from cudoctor import api
+
+    facts = {"framework_version": "cupy-cuda92", "system_cuda": "CUDA 10.0 (container default)"}
+    result = run_check("cupy-cuda-mismatch", stated(facts))
+    assert [f.cause for f in result.findings] == ["cuda-libs-missing"]
+    report = api.check(facts, live=False)
+    (finding,) = [f for f in report.findings if f.id == "cupy-cuda-mismatch"]
+    assert finding.fix[0].startswith("pip uninstall -y cupy-cuda92 && pip install cupy-cuda100")
+    assert not any("cuda10x" in s or "cuda9x" in s for s in finding.fix)
+
+
+def test_a_cupy_wheel_the_toolkit_can_serve_or_that_brings_its_own_libraries_is_silent() -> None:
+    # cupy/cupy#4043: cupy-cuda110 runs on a CUDA 11.1 toolkit (from CUDA 11 the sonames carry the major only)
+    same_major = {"framework_version": "cupy-cuda110", "system_cuda": "11.1"}
+    assert run_check("cupy-cuda-mismatch", stated(same_major)).outcome == "ok"
+    ctk = {"framework_version": "cupy-cuda12x[ctk] 14.0.0", "system_cuda": "11.8"}
+    assert run_check("cupy-cuda-mismatch", stated(ctk)).outcome == "ok"
+    assert run_check("cupy-cuda-mismatch", stated({"framework_version": "cupy-cuda12x"})).outcome == "unknown"
+
+
+def test_cupy_packages_are_named_per_cuda_release_as_pypi_has_them() -> None:
+    from cudoctor import knowledge
+
+    assert [
+        knowledge.cupy_package(c)
+        for c in ("9.2", "10.0", "10.2", "11.0", "11.1", "11.2", "11.8", "12.4", "13.0")
+    ] == [
+        "cupy-cuda92",
+        "cupy-cuda100",
+        "cupy-cuda102",
+        "cupy-cuda110",
+        "cupy-cuda111",
+        "cupy-cuda11x",
+        "cupy-cuda11x",
+        "cupy-cuda12x",
+        "cupy-cuda13x",
+    ]
+    assert knowledge.cupy_package("7.5") is None and knowledge.cupy_package(None) is None

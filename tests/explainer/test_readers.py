@@ -98,6 +98,10 @@ STATUS_LINES = [
         "F tensorflow/core/kernels/cuda_solvers.cc:94] Check failed: CUSOLVER_STATUS_SUCCESS (7 vs. 0)",
         "CUSOLVER_STATUS_INTERNAL_ERROR",
     ),
+    (  # Caffe2's CAFFE_ENFORCE wording (facebookresearch/Detectron#560)
+        "RuntimeError: [enforce fail at event_gpu.cc:17] error == cudaSuccess. 2 vs 0. Error at: /home/sd/pytorch/caffe2/core/event_gpu.cc:17: out of memory",
+        "cudaErrorMemoryAllocation",
+    ),
     (
         "InternalError: tensorflow/core/util/cuda_solvers.cc:648: cuSolverDN call failed with status =7 [Op:SelfAdjointEigV2]",
         "CUSOLVER_STATUS_INTERNAL_ERROR",

@@ -302,9 +302,12 @@ def test_a_missing_library_of_another_component_is_offered_as_nvidia_s_wheel() -
     assert not planner.contradicts("pip install nvidia-cublas-cu12", planner.Context(driver_cuda="12.2"))
     cupy = steps.cuda_libs_missing(planner.Context(framework="cupy", cuda="11.0", system_cuda="12"))
     assert cupy[0] == (
-        "pip uninstall -y cupy-cuda11x && pip install cupy-cuda12x  (CuPy wheels are made per CUDA major: "
-        "cupy-cuda11x loads CUDA 11 libraries, and this machine's toolkit is CUDA 12)"
+        "pip uninstall -y cupy-cuda11x && pip install cupy-cuda12x  (CuPy wheels are made per CUDA release: "
+        "cupy-cuda11x loads CUDA 11 libraries, and this machine's toolkit is CUDA 12, which cupy-cuda12x is "
+        "built for)"
     )
+    old = steps.cuda_libs_missing(planner.Context(framework="cupy", cuda="9.2", system_cuda="10.0"))
+    assert old[0].startswith("pip uninstall -y cupy-cuda92 && pip install cupy-cuda100")
 
 
 def test_a_cudnn_the_log_names_as_compiled_is_the_one_to_install() -> None:
@@ -574,3 +577,27 @@ def test_tensorflow_1_grows_its_memory_through_the_sessions_config() -> None:
     tf1 = planner.plan("gpu-oom", [], ctx(framework_version="tensorflow-gpu 1.9.0"))
     assert tf1[0].startswith("TensorFlow 1.x:") and "config.gpu_options.allow_growth = True" in tf1[0]
     assert planner.plan("gpu-oom", [], ctx(framework_version="tensorflow 2.10.0")) == []
+
+
+def test_an_image_whose_cuda_predates_the_gpu_gets_a_wheel_of_a_newer_cuda_and_no_old_gpu_advice() -> None:
+    """NVIDIA/nvidia-container-toolkit#259: an RTX 3070 Ti (8.6) in pytorch/pytorch:1.4-cuda10.1 (CUDA 10.1 builds
+    for 7.5 at most): no build of that image runs, so a wheel of a CUDA 11 build is the fix, and steps for GPUs
+    that new builds dropped are not about this GPU."""
+    facts = {
+        "gpu": "NVIDIA GeForce RTX 3070 Ti",
+        "driver": "470.103.01",
+        "framework_version": "pytorch 1.4 (image pytorch/pytorch:1.4-cuda10.1-cudnn7-devel)",
+    }
+    c = planner.context(from_stated(facts), "torch", {})
+    assert c.image is not None and c.cc == (8, 6)
+    generic = [
+        "For an old GPU dropped by new builds, install the last release or variant that still ships it"
+    ]
+    out = planner.plan("arch-unsupported", [], c, generic, beside_finding=False)
+    assert "download.pytorch.org/whl/cu11" in out[0]
+    assert not any("old GPU dropped" in s for s in out)
+    # an image whose CUDA builds for the GPU keeps its own build: the wheel step goes
+    ok = planner.context(from_stated({**facts, "gpu": "Tesla V100"}), "torch", {})
+    assert planner._reinstall_inside_image(
+        "pip install torch --index-url https://download.pytorch.org/whl/cu118", ok
+    )

@@ -227,3 +227,55 @@ def multiple_cupy_packages(snap: Snapshot) -> list[Finding]:
             generic_fixes=False,
         )
     ]
+
+
+# a CuPy that brings its CUDA libraries itself: CuPy 14's [ctk] extra, or conda's cupy (conda's cudatoolkit)
+CUPY_OWN_LIBS = re.compile(r"\[ctk\]|\bconda\b", re.I)
+
+
+@check("cupy-cuda-mismatch", "cuda-libs-missing", LAYER, requires=("cuda.toolkits", "framework.cupy"))
+def cupy_cuda_mismatch(snap: Snapshot) -> list[Finding]:
+    """A CuPy wheel built for one CUDA release on a machine whose toolkit is another: CuPy's wheels load the
+    toolkit's libraries (libcudart, libnvrtc, libcublas) of the CUDA they were built for, by a soname that
+    carries the minor before CUDA 11 (cupy-cuda92 wants libcudart.so.9.2) and the major from it."""
+    cupy = snap.value("framework.cupy")
+    if (
+        not isinstance(cupy, dict)
+        or cupy.get("build") != "cuda"
+        or CUPY_OWN_LIBS.search(str(cupy.get("stated") or ""))
+    ):
+        return []
+    built = versions.major_minor(str(cupy.get("cuda") or ""))
+    toolkits = [
+        (v, t)
+        for t in snap.value("cuda.toolkits") or []
+        if (v := versions.major_minor(str(t.get("version") or "")))
+    ]
+    if built is None or not toolkits:
+        return []
+    if any(
+        str(w.get("name", "")).endswith(f"-cu{built[0]}") for w in snap.value("python.nvidia_wheels") or []
+    ):
+        return []
+    # before CUDA 11 the sonames carry the minor (libcudart.so.10.0); from 11 the major only (cupy-cuda110
+    # runs on a CUDA 11.1 toolkit: cupy/cupy#4043)
+    exact = built < (11, 0)
+    if any(v == built if exact else v[0] == built[0] for v, _ in toolkits):
+        return []
+    have = ", ".join(str(t["version"]) for _, t in toolkits)
+    wanted = versions.fmt(built) if exact else str(built[0])
+    # the steps (the wheel of the toolkit installed, or that CUDA) are the fix planner's, from these facts
+    return [
+        finding(
+            "cupy-cuda-mismatch",
+            "cuda-libs-missing",
+            Severity.ERROR,
+            f"{view.describe('cupy', cupy)} is built for CUDA {wanted} and loads that CUDA's libraries, but the CUDA installed is {have}",
+            LAYER,
+            evidence=[f"framework.cupy.cuda = {versions.fmt(built)}", f"cuda.toolkits: {have}"],
+            about=["cupy"],
+            subject="cupy",
+            confidence="likely",
+            generic_fixes=False,
+        )
+    ]

@@ -73,6 +73,9 @@ ERROR_LOOKING = re.compile(
     r"\b\w*(?:Error|Exception|error|FAIL)\b|(?<![\w\[])ERROR:"  # 'ERROR:' as Python's logging prints it (a launcher's '[ERROR]' tag is its summary)
     r"|core dumped|Segmentation fault|Bus error|Floating point exception|\bSIG(?:SEGV|ABRT|BUS|FPE|ILL)\b"
     r"|^\s*Aborted\s*$|\b\d+\s+Aborted\b"  # the shell's word alone, or after the pid in a script
+    # a Rust thread's panic with its message on the line ("panicked at 'called `Result::unwrap()` on an `Err`
+    # value: ...'"; newer Rust puts the message on the next line, which is read on its own), Go's panic
+    r"|\bpanicked at '|^\s*panic: "
 )
 
 
@@ -689,6 +692,8 @@ def reader_scores(
     stated: dict[str, str] = {}
     adds = root is None or root.sig.specificity <= 1  # beside a signature, a reading only weighs its causes
     for reading in readers.read_line(text):
+        if reading.reader == "exit-status" and root is not None:
+            continue  # the signal signatures weigh the same endings: counted twice they would tip them
         stated.update(reading.facts)
         for cause, weight in reading.causes.items():
             if factor and (adds or cause in ranked):

@@ -91,7 +91,8 @@ def _tables() -> _Tables:
         data["enum"],
         re.compile(rf"(?<![\w])({labels})[\s:=#(]{{0,4}}(\d{{1,5}})\b(?!\s*\(\w)", re.I),
         label_of,
-        re.compile(rf"\b({successes})\s*\((\d{{1,5}}) vs\.? 0\)"),
+        # glog's CHECK_EQ "CUBLAS_STATUS_SUCCESS (13 vs. 0)"; Caffe2's CAFFE_ENFORCE "error == cudaSuccess. 2 vs 0."
+        re.compile(rf"\b({successes})(?:\s*\(|\.\s+)(\d{{1,5}}) vs\.? 0\b"),
     )
 
 

@@ -584,16 +584,28 @@ def _library_wheel(ctx: Context) -> list[str]:
     ]
 
 
+def _cupy_installed(cuda: str | None) -> str | None:
+    """The CuPy wheel of a build's CUDA; '11.0' is how a package name's bare major reads (cupy-cuda11x
+    says 11), and that wheel is far more common than cupy-cuda110."""
+    have = versions.parse(cuda or "")
+    if have and have[0] >= 11 and (len(have) < 2 or have[1] == 0):
+        return knowledge.cupy_package(str(have[0]))
+    return knowledge.cupy_package(cuda)
+
+
 def _cupy_libs(ctx: Context) -> list[str]:
     """CuPy wheels are made per CUDA major: the package of the toolkit this machine has, or the one that
     brings its CUDA libraries as wheels."""
     have = (versions.parse(ctx.system_cuda or "") or (None,))[0]
     own = ctx.cuda_major
-    if have and own and have != own:
-        package = f"cupy-cuda{have}x"
+    package = knowledge.cupy_package(ctx.system_cuda)
+    if have and own and have != own and package:
+        installed = ctx.dist if (ctx.dist or "").startswith("cupy-cuda") else _cupy_installed(ctx.cuda)
+        uninstall = f"pip uninstall -y {installed} && " if installed else ""
         return [
-            f"pip uninstall -y cupy-cuda{own}x && pip install {package}  (CuPy wheels are made per CUDA major: "
-            f"cupy-cuda{own}x loads CUDA {own} libraries, and this machine's toolkit is CUDA {have})"
+            f"{uninstall}pip install {package}  (CuPy wheels are made per CUDA release: "
+            f"{installed or 'the CuPy installed'} loads CUDA {ctx.cuda if (own or 0) < 11 else own} libraries, and this machine's toolkit is "
+            f"CUDA {ctx.system_cuda}, which {package} is built for)"
         ]
     step = _cupy_steps().get(own or 0)
     return [step] if step else []
@@ -696,7 +708,10 @@ def broken_install(ctx: Context) -> list[str]:
         )
     package = {"tensorflow": "tensorflow", "jax": "jaxlib", "cupy": ctx.dist or "cupy"}.get(name, name)
     release, _, variant = (ctx.version or "").partition("+")
-    if name == "cupy" and not ctx.dist:  # PyPI's 'cupy' is the source package: the wheel is cupy-cudaNNx
+    own = knowledge.cupy_package(ctx.cuda) if name == "cupy" and not ctx.dist else None
+    if own:  # PyPI's 'cupy' is the source package: the wheel is the one of the build's CUDA
+        line = f"pip install --force-reinstall --no-deps {own}  (conda: conda install --force-reinstall -c conda-forge cupy)"
+    elif name == "cupy" and not ctx.dist:
         line = (
             "pip install --force-reinstall --no-deps cupy-cuda12x  (or the cupy-cuda11x / cupy-cuda13x wheel you had: "
             "pip list | grep -i cupy names it; conda: conda install --force-reinstall -c conda-forge cupy)"

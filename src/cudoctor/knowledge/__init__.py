@@ -263,6 +263,21 @@ def nvcc_wheel(cuda: str) -> str | None:
     return None
 
 
+def cupy_package(cuda: str | None) -> str | None:
+    """CuPy's wheel for a CUDA release ('10.0' -> cupy-cuda100, '11.8' -> cupy-cuda11x, '12' ->
+    cupy-cuda12x); None where the release names no minor that tells them apart, or CuPy has none."""
+    want = versions.parse(cuda or "")
+    if not want:
+        return None
+    for row in table("cuda_wheels")["cupy_package"]:
+        first, last = versions.parse(row["first"]) or (0,), versions.parse(row["last"]) or (0,)
+        if len(last) == 1 and want[0] == last[0] and (len(want) == 1 or want[:2] >= first[:2]):
+            return str(row["package"])
+        if len(want) >= 2 and first[:2] <= want[:2] <= last[:2]:
+            return str(row["package"])
+    return None
+
+
 def cudnn_wheel(cuda: str | None, cudnn_major: int) -> str | None:
     """The cuDNN wheel requirement for a build of this CUDA that loads libcudnn.so.<cudnn_major>
     ('nvidia-cudnn-cu12==9.*'); None where NVIDIA ships none (cuDNN 7, CUDA 10)."""
@@ -512,6 +527,7 @@ def validate() -> list[str]:
         ("cuda_wheels", "framework_libs"),
         ("cuda_wheels", "cudnn_wheel"),
         ("cuda_wheels", "release_line"),
+        ("cuda_wheels", "cupy_package"),
         ("cpus", "no_avx"),
         ("env_settings", "setting"),
         ("env_settings", "left_on"),
