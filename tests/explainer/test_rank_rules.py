@@ -8,6 +8,7 @@ import io
 
 from cudoctor.explainer import command, evidence, learned, rank, scan
 from cudoctor.explainer.command import explain_stated
+from tests.explainer.helpers import explain_text
 
 
 def _ids(log: str, facts: dict[str, str] | None = None) -> list[str]:
@@ -125,3 +126,19 @@ def test_torchs_own_error_advice_and_applications_built_on_torch_say_torch() -> 
     # another CUDA library named beside an application stays that library's
     whisper = scan.scan(io.BytesIO(b"ctranslate2 RuntimeError: CUDA failed with error out of memory\n"))
     assert command.guess_framework(whisper, {"other": "faster-whisper in ComfyUI"}) != "torch"
+
+
+def test_an_insufficient_driver_in_a_container_with_no_driver_stated_suspects_the_gpus_were_not_passed() -> (
+    None
+):
+    """TabbyML/tabby under udocker on Kaggle, panda_autograsp under singularity without --nv: the driver the
+    container reports as insufficient was never mounted into it."""
+    line = "CUDA error 35 at ggml-cuda.cu:478: CUDA driver version is insufficient for CUDA runtime version\n"
+    inside = explain_text(line, {"container": "tabbyml/tabby image run with udocker --allow-root"})
+    suspect = next(c for c in inside.causes if c.id == "no-gpu-visible")
+    assert any("no driver is stated" in r for r in suspect.reasons)
+    assert any("--gpus all" in f and "--nv" in f for f in suspect.fixes)
+    # the same container with its driver stated: the driver's age is what the facts can judge
+    stated_driver = explain_text(line, {"container": "docker", "driver": "470.57"})
+    assert not any("no driver is stated" in r for c in stated_driver.causes for r in c.reasons)
+    assert not any("no driver is stated" in r for c in explain_text(line, {}).causes for r in c.reasons)

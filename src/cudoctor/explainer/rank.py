@@ -556,10 +556,33 @@ WSL_NO_DEVICE = re.compile(r"CUDA_ERROR_NO_DEVICE|no CUDA-capable device is dete
 NCCL_SYSTEM_ERROR = re.compile(r"unhandled system error|ncclSystemError", re.I)
 
 
+INSUFFICIENT_DRIVER = re.compile(
+    r"driver version is insufficient|cudaErrorInsufficientDriver|CUDA_ERROR_INSUFFICIENT_DRIVER", re.I
+)
+
+
 def _container_rule(ranked: dict[str, RankedCause], root: Match, snap: Snapshot) -> None:
     """NCCL's processes on one node share buffers through /dev/shm; a container's 64 MiB default is too
-    small for them, and NCCL reports the failed call as a system error (NCCL troubleshooting, Docker)."""
+    small for them, and NCCL reports the failed call as a system error (NCCL troubleshooting, Docker).
+    A container and no driver in the facts, and CUDA says the driver is insufficient: the container was
+    most often started without the host's driver (docker --gpus, singularity --nv)."""
     container = snap.value("host.container")
+    driver = snap.get("driver.version")
+    if (
+        container
+        and "driver-too-old" in root.sig.causes
+        and INSUFFICIENT_DRIVER.search(root.text)
+        and (driver is None or not driver.known)
+    ):
+        bump(
+            ranked,
+            "no-gpu-visible",
+            0.9,
+            f"fact: the program runs in a container ({container}) and no driver is stated: one started without "
+            "the host's GPUs has no driver library, which CUDA reports as an insufficient driver",
+            "Start the container with the host's GPUs and driver: docker run --gpus all (NVIDIA Container Toolkit), "
+            "singularity / apptainer run --nv; then nvidia-smi inside it shows the host's driver",
+        )
     if container and "multi-gpu-comm" in root.sig.causes and NCCL_SYSTEM_ERROR.search(root.text):
         why = (
             f"fact: the job runs in a container ({container}), whose small /dev/shm NCCL's shared-memory "

@@ -308,6 +308,7 @@ CONTAINERS = (
     (re.compile(r"\bpodman\b", re.I), "podman"),
     (re.compile(r"\bkubernetes\b|\bk8s\b|\bkubepods\b", re.I), "kubepods"),
     (re.compile(r"\bsingularity\b|\bapptainer\b", re.I), "singularity"),
+    (re.compile(r"\budocker\b", re.I), "udocker"),
     (re.compile(r"\blxc\b|\blxd\b", re.I), "lxc"),
 )
 
