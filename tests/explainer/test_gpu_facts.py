@@ -135,3 +135,14 @@ def test_a_frameworks_verdict_that_its_build_cannot_use_the_gpu_is_the_root_over
     assert top(exp)[0] == "arch-unsupported"
     alone = explain_text(log.splitlines()[0] + "\n")
     assert alone.root is not None and top(alone)[0] == "cudnn-mismatch"
+
+
+def test_a_gpu_newer_than_every_cuda_the_facts_name_leads_an_ambiguous_library_failure() -> None:
+    """DGCNN/PointConv threads: 'Blas xGEMMBatched launch failed' on an RTX 2080 (7.5) with CUDA 9.0 (which knows
+    up to 7.x): CUDA 10 fixed it. With a CUDA that knows the GPU, the rule says nothing."""
+    line = "IternalError:  Blas xGEMMBatched launch failed.\n"
+    old = explain_text(line, {"gpu": "RTX 2080", "system_cuda": "9.0"})
+    assert top(old)[0] == "arch-unsupported"
+    assert any("newer than CUDA 9.0 knows" in r for r in old.causes[0].reasons)
+    new = explain_text(line, {"gpu": "RTX 2080", "system_cuda": "10.0"})
+    assert not any("newer than CUDA" in r for c in new.causes for r in c.reasons)

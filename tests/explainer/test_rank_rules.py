@@ -142,3 +142,17 @@ def test_an_insufficient_driver_in_a_container_with_no_driver_stated_suspects_th
     stated_driver = explain_text(line, {"container": "docker", "driver": "470.57"})
     assert not any("no driver is stated" in r for c in stated_driver.causes for r in c.reasons)
     assert not any("no driver is stated" in r for c in explain_text(line, {}).causes for r in c.reasons)
+
+
+def test_what_was_learned_does_not_bring_back_a_cpu_build_the_facts_rule_out() -> None:
+    """A symptom line alone ('False' from torch.cuda.is_available()): the learned model says CPU build, the
+    facts say torch 1.3.0 (CUDA 10.1) on driver 410.48, which is too old for it (pytorch/pytorch#28321)."""
+    out = explain_stated(
+        ">>> import torch\n>>> torch.cuda.is_available()\nFalse\n",
+        {
+            "framework_version": "torch 1.3.0 (pip -f https://download.pytorch.org/whl/torch_stable.html)",
+            "driver": "410.48",
+        },
+    )
+    ids = [c["id"] for c in out["causes"]]
+    assert ids[0] == "driver-too-old" and ids.index("cpu-only-build") > 0

@@ -188,3 +188,20 @@ def test_a_jax_extra_that_names_its_cudnn_floor() -> None:
     ).value("framework.jax")
     assert (info["cudnn"], info["build"], info["version"]) == ("8.2", "cuda", None)
     assert from_stated({"framework_version": "0.4.12"}, "jax").value("framework.jax")["version"] == "0.4.12"
+
+
+def test_a_torch_of_unstated_build_on_a_jetson_is_the_cpu_wheel_unless_it_is_nvidias() -> None:
+    """NVIDIA-ISAAC-ROS/isaac_ros_common#29: torch 1.12.0 from PyPI on an AGX Orin, cuda.is_available() False.
+    PyPI's aarch64 wheels carry no CUDA for Jetson; NVIDIA's Jetson builds are tagged +nvYY.MM."""
+    from cudoctor.facts.stated import from_stated
+
+    pypi = from_stated({"gpu": "Jetson AGX Orin", "framework_version": "torch 1.12.0"}).value(
+        "framework.torch"
+    )
+    assert pypi["build"] == "cpu" and pypi["cuda"] is None and "Jetson" in pypi["build_inferred"]
+    nvidia = from_stated({"gpu": "Jetson AGX Orin", "framework_version": "torch 2.0.0+nv23.05"}).value(
+        "framework.torch"
+    )
+    assert nvidia["build"] == "cuda"
+    desktop = from_stated({"gpu": "RTX 3090", "framework_version": "torch 1.12.0"}).value("framework.torch")
+    assert desktop["build"] == "cuda"

@@ -262,3 +262,27 @@ def compiled_here_rule(
             f"targets {', '.join(_gpu_cc(g) for g in known)}",
         )
         return
+
+
+NEWER_THAN_CUDA = 0.6  # as strong as a library's own words: the libraries of that CUDA predate the GPU
+
+
+def newer_than_every_cuda_rule(
+    ranked: dict[str, RankedCause], gpus: list[dict[str, Any]], cudas: list[str]
+) -> None:
+    """Every CUDA the facts name (toolkits, the frameworks' builds) was made before every GPU they name
+    (CUDA 9.0 knows up to 7.0, an RTX 2080 is 7.5): its cuBLAS and cuDNN have no kernels for the GPU, which
+    is how 'Blas GEMM launch failed' or CUDNN_STATUS_EXECUTION_FAILED come from a working install."""
+    known = [g for g in gpus if g.get("cc_t")]
+    ranges = [knowledge.toolkit_cc_range(c) for c in cudas]
+    if not known or not ranges or any(rng is None for rng in ranges):
+        return
+    newest = max(rng[1] for rng in ranges if rng is not None)
+    if all(g["cc_t"] > newest for g in known):
+        bump(
+            ranked,
+            "arch-unsupported",
+            NEWER_THAN_CUDA,
+            f"fact: {_gpu_cc(known[0])}, newer than CUDA {', '.join(cudas)} knows (up to "
+            f"{versions.cc_str(newest)}): its libraries have no kernels for this GPU",
+        )

@@ -22,6 +22,10 @@ CAUSE = "env-path-misconfig"
 # exact minor (libcudart.so.10.1 only in 10.1)
 BY_RELEASE = ("cudart", "cublas", "cublaslt")
 ON_PATH = 0.35  # beside 'could not be loaded' (cuda-libs-missing 0.9): a strong second, the thread decides
+# ... on native Windows the stronger reading: Python 3.8+ loads an extension's DLLs from the system folders
+# and os.add_dll_directory only, no longer from PATH, so a toolkit that ships the DLL is usually just not
+# where the loader looks
+ON_PATH_WINDOWS = 0.7
 
 
 def ships(toolkit: str, wanted: str) -> bool:
@@ -46,12 +50,13 @@ def toolkit_holds_it_rule(
     )
     if kit is None:
         return
+    windows = view.platform(snap) == "windows" or soname.endswith(".dll")
     bump(
         ranked,
         CAUSE,
-        ON_PATH,
+        ON_PATH_WINDOWS if windows else ON_PATH,
         f"fact: the CUDA {kit['version']} toolkit {_where(kit)}ships {soname}; the loader did not look where it is",
-        _fix(kit, soname, view.platform(snap) == "windows" or soname.endswith(".dll")),
+        _fix(kit, soname, windows),
     )
 
 

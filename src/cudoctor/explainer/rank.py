@@ -409,6 +409,8 @@ def context_rules(
         gpu_rules.toolkit_too_old_rule(ranked, sm, gpu_rules.toolkit_versions(snap), compiler)
     if root is not None and root.sig.new_gpu_cc:
         gpu_rules.new_gpu_rule(ranked, root.sig.new_gpu_cc, gpus)
+    if root is not None and "arch-unsupported" in root.sig.causes and root.sig.specificity <= 2:
+        gpu_rules.newer_than_every_cuda_rule(ranked, gpus, gpu_rules.cuda_versions(snap))
     if "cpu-only-build" in ranked:
         _cuda_build_rule(ranked, view.frameworks(snap))
     if root is not None:
@@ -672,7 +674,10 @@ def explain(
     excerpt = pasted_excerpt(scan, fallback, learned)
     erring = root is not None or (fallback is not None and (looks_like_error(fallback[1]) or excerpt))
     if learned is not None and erring:
+        ruled = "cpu-only-build" in ranked  # the facts have had their say on it already
         evidence.apply(ranked, learned, evidence.weight_for(root.sig.specificity if root else None))
+        if not ruled and "cpu-only-build" in ranked:  # what was learned brought it: the facts still rule
+            _cuda_build_rule(ranked, view.frameworks(snap))
     causes = sorted(
         (rc for rc in ranked.values() if rc.score > 0.04 and rc.id in knowledge.causes()),
         key=lambda rc: -rc.score,

@@ -199,7 +199,19 @@ def framework_facts(
     if found is None:
         return []
     name, info = found
-    if name == "tensorflow" and info["build"] == "cuda" and info["cuda"] is None and info["version"]:
+    # an NGC image's framework is NVIDIA's own build, with the CUDA of its release (25.01: CUDA 12.8), not
+    # the pip wheel's tested one
+    ngc = (
+        "nvcr.io" in str(info.get("cuda_libs") or "").lower()
+        or "ngc" in str(info.get("cuda_libs") or "").lower()
+    )
+    if (
+        name == "tensorflow"
+        and info["build"] == "cuda"
+        and info["cuda"] is None
+        and info["version"]
+        and not ngc
+    ):
         row = knowledge.tf_build(info["version"], "windows" if native_windows else "linux")
         row = row or knowledge.tf_build(info["version"])
         if row:
@@ -465,6 +477,32 @@ def _torch_cpu_said(snap: Snapshot, text: str) -> None:
         snap.add(known("framework.torch", {**info, "build": "cpu", "cuda": None}, "stated:other"))
 
 
+JETSON = re.compile(r"jetson|\borin\b|\bxavier\b|\btx2\b|\bthor\b", re.I)
+# NVIDIA's own Jetson builds of torch: '2.0.0+nv23.05', '1.12.0a0+2c916ef.nv22.3', or named as such
+JETSON_TORCH = re.compile(
+    r"\bnv\d{2}\.\d{1,2}\b|\+nv|jetson|\bl4t\b|jetpack|\bjp\d|dustynv|jetson-ai-lab", re.I
+)
+
+
+def _torch_on_jetson(snap: Snapshot, text: str) -> None:
+    """A torch whose CUDA nobody stated, on a Jetson: PyPI's aarch64 torch wheels carry no CUDA for Jetson's
+    integrated GPUs; only NVIDIA's Jetson builds (+nvYY.MM, JetPack's index, the l4t images) do."""
+    info = snap.value("framework.torch")
+    names = " ".join(str(g.get("name") or "") for g in snap.value("gpu.devices") or [])
+    if (
+        not isinstance(info, dict)
+        or not JETSON.search(names)
+        or JETSON_TORCH.search(f"{info.get('version') or ''} {text}")
+        or info.get("cuda_libs")
+        or (info.get("build") == "cuda" and not info.get("cuda_inferred"))
+    ):
+        return
+    why = "PyPI's aarch64 torch wheels carry no CUDA for Jetson GPUs; NVIDIA's Jetson builds (+nvYY.MM) do"
+    snap.add(
+        known("framework.torch", {**info, "build": "cpu", "cuda": None, "build_inferred": why}, "stated")
+    )
+
+
 def _jax_on_cpu(snap: Snapshot, text: str) -> None:
     """JAX's own warning that no CUDA jaxlib is installed, or jax.devices() quoted with only the CPU in
     it, for a JAX whose build nobody stated: a CPU jaxlib (PyPI's jaxlib is CPU-only; CUDA comes from a
@@ -602,6 +640,7 @@ def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) ->
     _cupy_from_source(snap)
     _stated_archs(snap, get("framework_version") + "\n" + get("other"))
     _torch_cpu_said(snap, get("other"))
+    _torch_on_jetson(snap, " ".join(get(k) for k in ("framework_version", "container", "other")))
     _said(snap, get("other"))
     _jax_on_cpu(snap, get("other"))
     _cpu_without_avx(snap, " ".join([get("other"), get("os"), get("container")]))
