@@ -32,6 +32,19 @@ READ = [
         "SIGSEGV",
     ),
     ("Process finished with exit code 135 (interrupted by signal 7: SIGBUS)", "SIGBUS"),
+    ("`Illegal instruction (core dumped)`", "SIGILL"),  # quoted in a thread
+    ("RuntimeError: DataLoader worker (pid 22048) is killed by signal: Killed.", "SIGKILL"),
+    ("Fatal Python error: Segmentation fault", "SIGSEGV"),
+    # Windows system errors a failed call returns
+    (
+        "OSError: [WinError 1455] The paging file is too small for this operation to complete.",
+        "ERROR_COMMITMENT_LIMIT",
+    ),
+    ("OSError: [WinError 126] The specified module could not be found.", "ERROR_MOD_NOT_FOUND"),
+    (
+        "Could not load library zlibwapi.dll. Error code 193. Please verify that the library is built correctly for your processor architecture (32-bit, 64-bit)",
+        "ERROR_BAD_EXE_FORMAT",
+    ),
 ]
 
 NOT_READ = [
@@ -43,6 +56,7 @@ NOT_READ = [
     "Aborted by user request.",
     "0xc0000000 is the base address",  # a hex value no table row has
     "slept for 1073741795 ms",
+    "The process exited with error code 126",  # no load failure, no WinError: a bare number
 ]
 
 
@@ -78,6 +92,9 @@ def test_the_table_is_complete() -> None:
     for row in data["signal"]:
         assert 0 < row["number"] < 32 and row["texts"] and row["meaning"]
         assert set(row["causes"]) <= set(causes), row["name"]
+    for row in data["winerror"]:
+        assert row["name"].startswith("ERROR_") and 0 < row["code"] < 16000 and row["meaning"]
+        assert row["causes"] and set(row["causes"]) <= set(causes), row["name"]
     for row in data["ntstatus"]:
         assert row["name"].startswith("STATUS_") and 0xC0000000 <= row["code"] <= 0xC0000FFF
         assert ("causes" in row) != ("signal" in row), row["name"]  # its own causes, or its signal's

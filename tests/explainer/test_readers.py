@@ -98,6 +98,14 @@ STATUS_LINES = [
         "F tensorflow/core/kernels/cuda_solvers.cc:94] Check failed: CUSOLVER_STATUS_SUCCESS (7 vs. 0)",
         "CUSOLVER_STATUS_INTERNAL_ERROR",
     ),
+    (
+        "RuntimeError: CUDA error: an illegal memory access was encountered",
+        "cudaErrorIllegalAddress",
+    ),  # torch's C10_CUDA_CHECK
+    (
+        "RuntimeError: CUDA error: operation not permitted when stream is capturing",
+        "cudaErrorStreamCaptureUnsupported",
+    ),
     (  # Caffe2's CAFFE_ENFORCE wording (facebookresearch/Detectron#560)
         "RuntimeError: [enforce fail at event_gpu.cc:17] error == cudaSuccess. 2 vs 0. Error at: /home/sd/pytorch/caffe2/core/event_gpu.cc:17: out of memory",
         "cudaErrorMemoryAllocation",
@@ -641,3 +649,30 @@ def test_a_soname_that_carries_a_cuda_version_names_no_range() -> None:
 def test_a_cuda_error_text_alone_is_read_only_where_nccl_quotes_it() -> None:
     assert _statuses("Training failed: invalid device function") == set()
     assert _statuses("NCCL WARN Cuda failure 'unspecified launch failure'") == {"cudaErrorLaunchFailure"}
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ImportError: /x/flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi",
+        "ImportError: (...)/knn.so: undefined symbol: _ZN3c105ErrorC1ENS_14SourceLocationERKSs",
+        "error: ~/.local/lib/python3.7/site-packages/torch_scatter/_scatter_cuda.so: undefined symbol: _ZNK2at6Tensor6narrowElll",
+    ],
+)
+def test_an_undefined_symbol_in_torch_s_namespace_is_an_extension_built_against_another_torch(
+    line: str,
+) -> None:
+    (r,) = _by("symbol", line)
+    assert r.facts["library"] == "torch" and max(r.causes, key=r.causes.__getitem__) == "binary-incompatible"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "_ext.cpython-37m-x86_64-linux-gnu.so: undefined symbol: _Z27points_in_boxes_cpu_forwardN2at6TensorES0_S0_",
+        "RuntimeError: undefined symbol: cuCtxGetCurrent",
+        "undefined symbol: _ZN3c1x",  # a length that does not fit the name
+    ],
+)
+def test_an_undefined_symbol_of_the_module_itself_or_of_cuda_is_not_a_namespace_reading(line: str) -> None:
+    assert _by("symbol", line) == []

@@ -5,8 +5,9 @@ A POSIX signal by name (SIGILL, <Signals.SIGILL: 4>), by number after the word "
 status 128+N or a return code -N after words that say it is one ("exit code 132", "exitcode: -4",
 "returncode=-4"), or in a shell's own words at the start of a line ("Illegal instruction (core dumped)",
 "zsh: illegal hardware instruction  python x.py"); a Windows exception status by name, in hex, as the
-exit code a console prints for it (signed or not), or in Python faulthandler's words. A bare number is
-never read: "exit code 1" or "return code 139" without a signal's number range or words is left alone.
+exit code a console prints for it (signed or not), or in Python faulthandler's words; a Windows system
+error a failed call returns ("[WinError 126]", a loader's "Error code 193"). A bare number is never read:
+"exit code 1" or "return code 139" without a signal's number range or words is left alone.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class _Table:
     by_name: dict[str, dict[str, Any]]  # SIGILL / STATUS_ILLEGAL_INSTRUCTION -> row
     by_signal: dict[int, dict[str, Any]]
     by_status: dict[int, dict[str, Any]]
+    by_winerror: dict[int, dict[str, Any]]
     texts: re.Pattern[str]
     text_of: dict[str, dict[str, Any]]  # lower-case shell / faulthandler words -> row
 
@@ -69,12 +71,19 @@ def _table() -> _Table:
     faults = "|".join(re.escape(t) for t in sorted(text_of) if t.startswith("windows"))
     texts = re.compile(
         # bash: "Illegal instruction (core dumped)", "./run.sh: line 3: 4123 Killed   python x.py";
-        # zsh: "zsh: illegal hardware instruction  python x.py"; faulthandler anywhere on the line
-        rf"^\s*(?:zsh: |\S+: line \d+: +\d+ +|\[\d+\]\+? +)?({shell})(?: *\(core dumped\))?(?: {{2,}}\S.*)?\s*$"
-        rf"|\b({faults})\b",
+        # zsh: "zsh: illegal hardware instruction  python x.py" (a quoted line's backticks or quotes
+        # aside); faulthandler anywhere on the line
+        rf"^\s*[`'\"]?(?:zsh: |\S+: line \d+: +\d+ +|\[\d+\]\+? +)?({shell})(?: *\(core dumped\))?[`'\".]?(?: {{2,}}\S.*)?\s*$"
+        rf"|\b({faults})\b"
+        # Python's words for a child's signal ("DataLoader worker (pid 123) is killed by signal: Killed",
+        # "Fatal Python error: Segmentation fault")
+        rf"|(?:\bby signal:? |Fatal Python error: )({shell})\b",
         re.I,
     )
-    return _Table(by_name, {row["number"]: row for row in data["signal"]}, by_status, texts, text_of)
+    winerrors = {row["code"]: row for row in data.get("winerror", [])}
+    return _Table(
+        by_name, {row["number"]: row for row in data["signal"]}, by_status, winerrors, texts, text_of
+    )
 
 
 NAME = re.compile(r"\b(SIG[A-Z]{2,5}|STATUS_[A-Z_]+)\b")
@@ -82,6 +91,10 @@ SIGNAL_NUMBER = re.compile(r"\bsignal[\s:=#(]{1,3}(\d{1,2})\b(?!\.\d)", re.I)
 EXIT_NUMBER = re.compile(rf"\b{EXIT_WORDS}\s*[:=]?\s*(-?\d{{1,10}})\b(?!\.\d)", re.I)
 HEX_STATUS = re.compile(r"\b0x(c0000[0-9a-f]{3})\b", re.I)
 DECIMAL_STATUS = re.compile(r"(?<![\w.])(-10737\d{5}|32212\d{5})(?![\w.])")
+WINERROR = re.compile(
+    r"\bWinError\s?(\d{1,5})\b|\bload\b.{0,200}?\bError code (\d{1,5})\b|\bLoadLibrary(?:Ex)?\w* failed with error (\d{1,5})\b",
+    re.I,
+)
 
 
 def read(line: str) -> list[Ending]:
@@ -110,7 +123,10 @@ def read(line: str) -> list[Ending]:
     for m in DECIMAL_STATUS.finditer(line):
         n = int(m.group(1)) & 0xFFFFFFFF
         add(t.by_status.get(n), f"{m.group(1)} ({n:#X})")
+    for m in WINERROR.finditer(line):
+        code = next(g for g in m.groups() if g)
+        add(t.by_winerror.get(int(code)), f"Windows error {code}")
     for m in t.texts.finditer(line):
-        words = (m.group(1) or m.group(2)).lower()
-        add(t.text_of.get(words), (m.group(1) or m.group(2)).strip())
+        said = next(g for g in m.groups() if g)
+        add(t.text_of.get(said.lower()), said.strip())
     return list(found.values())

@@ -14,6 +14,8 @@ Three readers, each pure (one line in, readings out; the tables come from knowle
 - versioned-symbol: a symbol a CUDA library exports per release, missing from the copy loaded
   ("undefined symbol: __nvJitLinkCreate_12_8, version libnvJitLink.so.12"): the caller needs that
   library of CUDA 12.8 or newer and an older one was loaded first.
+- symbol: an undefined C++ symbol in a library's namespace (_ZN3c10... is PyTorch's c10::): the module was
+  built against another release of that library.
 - exit-status: how a process ended (a signal, an exit status 128+N, a Windows exception status), read
   by explainer.exit_status in every form a log prints it.
 """
@@ -34,7 +36,9 @@ MAX_LINE = 4000  # characters of a line the readers look at
 
 @dataclasses.dataclass(frozen=True)
 class Reading:
-    reader: str  # "status-code" | "soname" | "compiled-vs-loaded" | "versioned-symbol" | "exit-status"
+    reader: (
+        str  # "status-code" | "soname" | "compiled-vs-loaded" | "versioned-symbol" | "symbol" | "exit-status"
+    )
     causes: dict[str, float]
     what: str
     facts: dict[str, str]
@@ -47,8 +51,33 @@ def read_line(text: str) -> list[Reading]:
         + _sonames(line)
         + _compiled_vs_loaded(line)
         + _versioned_symbol(line)
+        + _mangled_symbol(line)
         + _endings(line)
     )
+
+
+MANGLED = re.compile(r"undefined symbol: (?P<symbol>_ZN?[KVr]*(?P<len>\d{1,2})(?P<rest>\w+))")
+
+
+@functools.cache
+def _namespaces() -> dict[str, dict[str, Any]]:
+    return {
+        ns: row for row in knowledge.table("status_codes").get("namespace", []) for ns in row["namespaces"]
+    }
+
+
+def _mangled_symbol(line: str) -> list[Reading]:
+    """An undefined C++ symbol in a library's namespace (_ZN3c10... is c10::...): the module calling it was
+    built against another release of that library."""
+    m = MANGLED.search(line)
+    if m is None:
+        return []
+    first = m.group("rest")[: int(m.group("len"))]
+    row = _namespaces().get(first)
+    if row is None or len(first) != int(m.group("len")):
+        return []
+    what = f"{m.group('symbol')[:60]} is in {row['name']}'s namespace {first}:: and the {row['name']} loaded lacks it"
+    return [Reading("symbol", dict(row["causes"]), what, {"library": row["id"], "symbol": m.group("symbol")})]
 
 
 def _endings(line: str) -> list[Reading]:
@@ -219,11 +248,22 @@ def _number_next_to_text(line: str, add: Callable[..., None], read_at: set[int])
                 after = low[m.end() : m.end() + len(text) + 6].lstrip(" :,)]-")
                 if text and (after.startswith(text) or _text_before(low[: m.start()], text)):
                     add(enum, row, old)
-    quoting = [e for e in t.enums if e.get("quoted_by") and e["quoted_by"] in low]
+    quoting = [e for e in t.enums if any(q in low for q in _quoted_by(e))]
     for enum in enums + quoting:
-        for row in enum["code"] if enum.get("text_context") or enum in quoting else []:
-            if row.get("text") and re.search(rf"[,:'\"]\s?{re.escape(row['text'].lower())}\b", low):
+        quoted = [
+            row
+            for row in (enum["code"] if enum.get("text_context") or enum in quoting else [])
+            if row.get("text") and re.search(rf"[,:'\"]\s?{re.escape(row['text'].lower())}\b", low)
+        ]
+        for row in quoted:  # the longest text quoted, not a shorter one inside it ('operation not permitted')
+            if not any(o is not row and row["text"].lower() in o["text"].lower() for o in quoted):
                 add(enum, row)
+
+
+def _quoted_by(enum: dict[str, Any]) -> list[str]:
+    """The words after which an enum's error-string texts count alone (one, or a list)."""
+    quoted = enum.get("quoted_by") or []
+    return [quoted] if isinstance(quoted, str) else list(quoted)
 
 
 def _text_before(before: str, text: str) -> bool:

@@ -528,6 +528,7 @@ def validate() -> list[str]:
         ("cuda_wheels", "cudnn_wheel"),
         ("cuda_wheels", "release_line"),
         ("cuda_wheels", "cupy_package"),
+        ("status_codes", "namespace"),
         ("cpus", "no_avx"),
         ("env_settings", "setting"),
         ("env_settings", "left_on"),
