@@ -45,6 +45,28 @@ READ = [
         "Could not load library zlibwapi.dll. Error code 193. Please verify that the library is built correctly for your processor architecture (32-bit, 64-bit)",
         "ERROR_BAD_EXE_FORMAT",
     ),
+    (
+        "ONNXRuntimeError:1:FAIL:LoadLibrary failed with error 126 when trying to load onnxruntime_providers_cuda.dll",
+        "ERROR_MOD_NOT_FOUND",
+    ),
+    # POSIX errors a failed call reports
+    (
+        "RuntimeError: unable to mmap 4096 bytes from file </torch_362873_3123855485_63350>: Cannot allocate memory (12)",
+        "ENOMEM",
+    ),
+    (
+        "RuntimeError: unable to write to file </torch_31911_952036340_6686>: No space left on device (28)",
+        "ENOSPC",
+    ),
+    (
+        "[W socket.cpp:663] [c10d] The client socket has failed to connect to [::ffff:255.255.0.0]:29500 (errno: 110 - Connection timed out).",
+        "ETIMEDOUT",
+    ),
+    (
+        "RuntimeError: The server socket has failed to listen on any local network address. port: 29500, useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use",
+        "EADDRINUSE",
+    ),
+    ("PermissionError: [Errno 13] Permission denied: '/.cache'", "EACCES"),
 ]
 
 NOT_READ = [
@@ -57,6 +79,8 @@ NOT_READ = [
     "0xc0000000 is the base address",  # a hex value no table row has
     "slept for 1073741795 ms",
     "The process exited with error code 126",  # no load failure, no WinError: a bare number
+    "ERROR: the run failed",  # a word that looks like an errno name but is none
+    "allocated 12 tensors (12)",
 ]
 
 
@@ -92,6 +116,9 @@ def test_the_table_is_complete() -> None:
     for row in data["signal"]:
         assert 0 < row["number"] < 32 and row["texts"] and row["meaning"]
         assert set(row["causes"]) <= set(causes), row["name"]
+    for row in data["errno"]:
+        assert row["name"].startswith("E") and 0 < row["code"] < 200 and row["text"] and row["meaning"]
+        assert row["causes"] and set(row["causes"]) <= set(causes), row["name"]
     for row in data["winerror"]:
         assert row["name"].startswith("ERROR_") and 0 < row["code"] < 16000 and row["meaning"]
         assert row["causes"] and set(row["causes"]) <= set(causes), row["name"]

@@ -676,3 +676,11 @@ def test_an_undefined_symbol_in_torch_s_namespace_is_an_extension_built_against_
 )
 def test_an_undefined_symbol_of_the_module_itself_or_of_cuda_is_not_a_namespace_reading(line: str) -> None:
     assert _by("symbol", line) == []
+
+
+def test_two_releases_called_incompatible_are_a_compiled_package_of_another_release() -> None:
+    line = "RuntimeError: jaxlib version 0.4.14 is newer than and incompatible with jax version 0.4.6. Please update your jax and/or jaxlib packages."
+    (r,) = _by("incompatible-pair", line)
+    assert (r.facts["package"], r.facts["with_version"]) == ("jaxlib", "0.4.6")
+    assert max(r.causes, key=r.causes.__getitem__) == "binary-incompatible"
+    assert _by("incompatible-pair", "CUDA 12.1 is compatible with driver 530") == []

@@ -39,6 +39,7 @@ class _Table:
     by_signal: dict[int, dict[str, Any]]
     by_status: dict[int, dict[str, Any]]
     by_winerror: dict[int, dict[str, Any]]
+    errnos: list[dict[str, Any]]
     texts: re.Pattern[str]
     text_of: dict[str, dict[str, Any]]  # lower-case shell / faulthandler words -> row
 
@@ -81,12 +82,20 @@ def _table() -> _Table:
         re.I,
     )
     winerrors = {row["code"]: row for row in data.get("winerror", [])}
+    for row in data.get("errno", []):
+        by_name[row["name"]] = row
     return _Table(
-        by_name, {row["number"]: row for row in data["signal"]}, by_status, winerrors, texts, text_of
+        by_name,
+        {row["number"]: row for row in data["signal"]},
+        by_status,
+        winerrors,
+        data.get("errno", []),
+        texts,
+        text_of,
     )
 
 
-NAME = re.compile(r"\b(SIG[A-Z]{2,5}|STATUS_[A-Z_]+)\b")
+NAME = re.compile(r"\b(SIG[A-Z]{2,5}|STATUS_[A-Z_]+|E[A-Z]{3,12})\b")
 SIGNAL_NUMBER = re.compile(r"\bsignal[\s:=#(]{1,3}(\d{1,2})\b(?!\.\d)", re.I)
 EXIT_NUMBER = re.compile(rf"\b{EXIT_WORDS}\s*[:=]?\s*(-?\d{{1,10}})\b(?!\.\d)", re.I)
 HEX_STATUS = re.compile(r"\b0x(c0000[0-9a-f]{3})\b", re.I)
@@ -126,6 +135,13 @@ def read(line: str) -> list[Ending]:
     for m in WINERROR.finditer(line):
         code = next(g for g in m.groups() if g)
         add(t.by_winerror.get(int(code)), f"Windows error {code}")
+    low = line.lower()
+    for row in t.errnos:  # a POSIX error: its number beside its text, or after 'errno'
+        text, n = row["text"].lower(), row["code"]
+        if re.search(
+            rf"\[errno {n}\]|\berrno:? {n}\b|{re.escape(text)} \({n}\)|\({n}\) {re.escape(text)}", low
+        ):
+            add(row, f"errno {n}")
     for m in t.texts.finditer(line):
         said = next(g for g in m.groups() if g)
         add(t.text_of.get(said.lower()), said.strip())

@@ -14,6 +14,8 @@ Three readers, each pure (one line in, readings out; the tables come from knowle
 - versioned-symbol: a symbol a CUDA library exports per release, missing from the copy loaded
   ("undefined symbol: __nvJitLinkCreate_12_8, version libnvJitLink.so.12"): the caller needs that
   library of CUDA 12.8 or newer and an older one was loaded first.
+- incompatible-pair: two packages' releases a message calls incompatible ("jaxlib version 0.4.14 is newer than
+  and incompatible with jax version 0.4.6"): one was built for another release of the other.
 - symbol: an undefined C++ symbol in a library's namespace (_ZN3c10... is PyTorch's c10::): the module was
   built against another release of that library.
 - exit-status: how a process ended (a signal, an exit status 128+N, a Windows exception status), read
@@ -52,8 +54,34 @@ def read_line(text: str) -> list[Reading]:
         + _compiled_vs_loaded(line)
         + _versioned_symbol(line)
         + _mangled_symbol(line)
+        + _incompatible_pair(line)
         + _endings(line)
     )
+
+
+# two packages' releases a message calls incompatible ("jaxlib version 0.4.14 is newer than and incompatible with
+# jax version 0.4.6"): a compiled package from another release than the one it works with
+INCOMPATIBLE_PAIR = re.compile(
+    r"\b(?P<a>[a-z][\w.-]{1,30}) (?:version )?(?P<av>\d+\.\d+(?:\.\d+){0,2})\b[^.;]{0,40}?\b(?:is )?(?:not compatible|incompatible) "
+    r"with (?P<b>[a-z][\w.-]{1,30}) (?:version )?(?P<bv>\d+\.\d+(?:\.\d+){0,2})",
+    re.I,
+)
+
+
+def _incompatible_pair(line: str) -> list[Reading]:
+    m = INCOMPATIBLE_PAIR.search(line)
+    if m is None:
+        return []
+    what = f"{m.group('a')} {m.group('av')} and {m.group('b')} {m.group('bv')} are releases that do not work together"
+    facts = {
+        "package": m.group("a"),
+        "version": m.group("av"),
+        "with": m.group("b"),
+        "with_version": m.group("bv"),
+    }
+    return [
+        Reading("incompatible-pair", {"binary-incompatible": 0.8, "requirements-unmet": 0.3}, what, facts)
+    ]
 
 
 MANGLED = re.compile(r"undefined symbol: (?P<symbol>_ZN?[KVr]*(?P<len>\d{1,2})(?P<rest>\w+))")
@@ -253,7 +281,11 @@ def _number_next_to_text(line: str, add: Callable[..., None], read_at: set[int])
         quoted = [
             row
             for row in (enum["code"] if enum.get("text_context") or enum in quoting else [])
-            if row.get("text") and re.search(rf"[,:'\"]\s?{re.escape(row['text'].lower())}\b", low)
+            if row.get("text")
+            and (
+                re.search(rf"[,:'\"]\s?{re.escape(row['text'].lower())}\b", low)
+                or any(f"{q}{row['text'].lower()}" in low for q in _quoted_by(enum))
+            )
         ]
         for row in quoted:  # the longest text quoted, not a shorter one inside it ('operation not permitted')
             if not any(o is not row and row["text"].lower() in o["text"].lower() for o in quoted):
