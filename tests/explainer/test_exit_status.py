@@ -55,10 +55,6 @@ READ = [
         "ENOMEM",
     ),
     (
-        "RuntimeError: unable to write to file </torch_31911_952036340_6686>: No space left on device (28)",
-        "ENOSPC",
-    ),
-    (
         "[W socket.cpp:663] [c10d] The client socket has failed to connect to [::ffff:255.255.0.0]:29500 (errno: 110 - Connection timed out).",
         "ETIMEDOUT",
     ),
@@ -66,7 +62,6 @@ READ = [
         "RuntimeError: The server socket has failed to listen on any local network address. port: 29500, useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use",
         "EADDRINUSE",
     ),
-    ("PermissionError: [Errno 13] Permission denied: '/.cache'", "EACCES"),
 ]
 
 NOT_READ = [
@@ -81,6 +76,8 @@ NOT_READ = [
     "The process exited with error code 126",  # no load failure, no WinError: a bare number
     "ERROR: the run failed",  # a word that looks like an errno name but is none
     "allocated 12 tensors (12)",
+    "OSError: [Errno 28] No space left on device: '/data/ckpt/epoch_10.pt'",  # a full disk: the path decides
+    "PermissionError: [Errno 13] Permission denied: '/home/u/.cache/huggingface/hub'",
 ]
 
 
