@@ -1,6 +1,7 @@
 """Readers: what a log line *names*, read by table rather than by wording.
 
-Three readers, each pure (one line in, readings out; the tables come from knowledge/status_codes.toml):
+The readers, each pure (one line in, readings out; the tables come from knowledge/status_codes.toml and,
+for exit-status, knowledge/exit_status.toml):
 
 - status-code: a status name of a CUDA library (cudaErrorMemoryAllocation, CUBLAS_STATUS_ALLOC_FAILED,
   ncclSystemError, ...), or a number where the line says which enum it belongs to ("CUDA error = 999",
@@ -38,9 +39,9 @@ MAX_LINE = 4000  # characters of a line the readers look at
 
 @dataclasses.dataclass(frozen=True)
 class Reading:
-    reader: (
-        str  # "status-code" | "soname" | "compiled-vs-loaded" | "versioned-symbol" | "symbol" | "exit-status"
-    )
+    # "status-code" | "soname" | "compiled-vs-loaded" | "versioned-symbol" | "incompatible-pair" | "symbol"
+    # | "exit-status"
+    reader: str
     causes: dict[str, float]
     what: str
     facts: dict[str, str]

@@ -201,10 +201,8 @@ def framework_facts(
     name, info = found
     # an NGC image's framework is NVIDIA's own build, with the CUDA of its release (25.01: CUDA 12.8), not
     # the pip wheel's tested one
-    ngc = (
-        "nvcr.io" in str(info.get("cuda_libs") or "").lower()
-        or "ngc" in str(info.get("cuda_libs") or "").lower()
-    )
+    libs = str(info.get("cuda_libs") or "").lower()
+    ngc = "nvcr.io" in libs or "ngc" in libs
     if (
         name == "tensorflow"
         and info["build"] == "cuda"

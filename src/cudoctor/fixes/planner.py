@@ -365,11 +365,16 @@ def _for_older_gpus(step: str, ctx: Context) -> bool:
 OLD_GPU_STEP = re.compile(r"\bold GPU dropped by new builds|wheels keep sm_\d+ and newer")
 
 
+def _gpu_newer_than_build(ctx: Context) -> bool:
+    """The GPU is newer than anything the build's CUDA knows (an RTX 3070 Ti, 8.6, under CUDA 10.1)."""
+    rng = knowledge.toolkit_cc_range(ctx.cuda) if ctx.cuda and ctx.cc else None
+    return rng is not None and ctx.cc is not None and ctx.cc > rng[1]
+
+
 def _old_gpu_step_for_a_new_gpu(step: str, ctx: Context) -> bool:
     """A step for a GPU that new builds dropped, where this GPU is newer than the build's CUDA knows: the
     build is too old for it, not the GPU for the build."""
-    rng = knowledge.toolkit_cc_range(ctx.cuda) if ctx.cuda and ctx.cc else None
-    return bool(OLD_GPU_STEP.search(step) and rng is not None and ctx.cc is not None and ctx.cc > rng[1])
+    return OLD_GPU_STEP.search(step) is not None and _gpu_newer_than_build(ctx)
 
 
 CONDA_TOOLKIT = re.compile(r"\bcudatoolkit[=<>]=?(\d+\.\d+)")
@@ -420,12 +425,13 @@ def _reinstall_inside_image(step: str, ctx: Context) -> bool:
     (NGC, pytorch/pytorch): the image's build is the one that runs; another image or the host's driver is
     the fix. Unless the image's CUDA predates the GPU: then no build of that image runs on it, and a wheel of a
     newer CUDA installed in it (or another image) is the fix."""
-    rng = knowledge.toolkit_cc_range(ctx.cuda) if ctx.image and ctx.cuda and ctx.cc else None
-    if rng is not None and ctx.cc is not None and ctx.cc > rng[1]:
-        return False
-    return ctx.image is not None and (
-        TORCH_INDEX.search(step) is not None
-        or any(IMAGE_FRAMEWORK.match(m.group(1)) for m in PIP_PACKAGE.finditer(step))
+    return (
+        ctx.image is not None
+        and not _gpu_newer_than_build(ctx)
+        and (
+            TORCH_INDEX.search(step) is not None
+            or any(IMAGE_FRAMEWORK.match(m.group(1)) for m in PIP_PACKAGE.finditer(step))
+        )
     )
 
 

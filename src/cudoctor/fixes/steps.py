@@ -708,7 +708,7 @@ def broken_install(ctx: Context) -> list[str]:
         )
     package = {"tensorflow": "tensorflow", "jax": "jaxlib", "cupy": ctx.dist or "cupy"}.get(name, name)
     release, _, variant = (ctx.version or "").partition("+")
-    own = knowledge.cupy_package(ctx.cuda) if name == "cupy" and not ctx.dist else None
+    own = _cupy_installed(ctx.cuda) if name == "cupy" and not ctx.dist else None
     if own:  # PyPI's 'cupy' is the source package: the wheel is the one of the build's CUDA
         line = f"pip install --force-reinstall --no-deps {own}  (conda: conda install --force-reinstall -c conda-forge cupy)"
     elif name == "cupy" and not ctx.dist:
