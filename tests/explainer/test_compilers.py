@@ -222,11 +222,32 @@ def test_an_architecture_no_gpu_here_has_comes_from_the_build_list() -> None:
     assert top(orin)[0] == "toolchain-not-found"
     fix = rank.cause_json(orin.causes, 0)["fix"][0]
     assert "--cuda_compute_capabilities=8.7" in fix and "TORCH_CUDA_ARCH_LIST=8.7" in fix
-    # the GPU's own architecture refused: the GPU is what the toolkit does not know
+    # the GPU's own architecture refused: the toolkit is older than the GPU (the corpus's label convention)
     own = explain_text(NVCC_COMPUTE_90, {"gpu": "H100"})
-    assert top(own)[0] == "arch-unsupported"
-    # no GPU in the facts: the message's own priors
-    assert top(explain_text(NVCC_COMPUTE_90, {}))[0] == "arch-unsupported"
+    assert top(own)[:2] == ["toolchain-not-found", "arch-unsupported"]
+    # no GPU in the facts: the message's own priors say the same
+    assert top(explain_text(NVCC_COMPUTE_90, {}))[0] == "toolchain-not-found"
+    # an architecture newer toolkits dropped is the GPU too old, not the compiler
+    assert (
+        top(explain_text("nvcc fatal   : Unsupported gpu architecture 'compute_30'\n", {}))[0]
+        == "arch-unsupported"
+    )
+
+
+def test_a_framework_builds_kernel_list_does_not_confirm_a_compilers_refusal() -> None:
+    """Round 104 (an extension built with CUDA 11.0's nvcc for an RTX 3090 beside torch 1.7): that torch
+    lacks sm_86 kernels is a fact of the machine, not why nvcc refused compute_86; the toolkit is."""
+    refused = "nvcc fatal   : Unsupported gpu architecture 'compute_86'\n"
+    facts = {"gpu": "RTX 3090", "framework_version": "pytorch 1.7", "system_cuda": "11.0"}
+    exp = explain_text(refused, facts)
+    assert top(exp)[0] == "toolchain-not-found"
+    arch = exp.causes[top(exp).index("arch-unsupported")]
+    assert any("has no kernels" in f.title for f in arch.findings)  # still shown, only not confirming
+    # the same finding still confirms a runtime error that is about the build's kernels
+    runtime = explain_text(
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device\n", facts
+    )
+    assert top(runtime)[0] == "arch-unsupported"
 
 
 REFUSED_61 = "nvcc fatal   : Unsupported gpu architecture 'compute_61\nerror: command '/usr/bin/nvcc' failed with exit status 1\n"

@@ -10,6 +10,8 @@ from cudoctor.explainer.readers import read_line
 from tests.explainer.helpers import explain_text, top
 
 READ = [
+    # gcc's driver on a compiler the OOM killer ended (NVlabs/nvdiffrast#183: a JIT extension build)
+    ("c++: fatal error: Killed signal terminated program cc1plus", "SIGKILL"),
     # Windows exception statuses: hex in a runner's exit status or an exception print, signed decimal
     ("Error: llama runner process has terminated: exit status 0xc0000139", "STATUS_ENTRYPOINT_NOT_FOUND"),
     ("Exception 0xc000001d 0x0 0x0 0x7ffdd3ded257", "STATUS_ILLEGAL_INSTRUCTION"),
@@ -65,6 +67,7 @@ READ = [
 ]
 
 NOT_READ = [
+    "c++: fatal error: no input files",
     "Process finished with exit code 1",
     "Process finished with exit code 0",
     "RuntimeError: CUDA error: an illegal instruction was encountered",

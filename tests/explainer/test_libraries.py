@@ -227,3 +227,16 @@ def test_cupy_whose_compiled_core_is_missing_is_a_broken_install_reinstalled_as_
     assert not any(
         "--no-deps cupy " in s or s.endswith("--no-deps cupy") for s in fix
     )  # PyPI's cupy compiles
+
+
+def test_tensorrt_missing_from_the_loader_path_reads_as_a_path_problem_first() -> None:
+    """onnx/onnx-tensorrt#385: TensorRT from its tar package, its lib directory not on LD_LIBRARY_PATH. A
+    CUDA library of the toolkit keeps its reading (cuda-libs-missing first)."""
+    trt = explain_text(
+        "onnx2trt: error while loading shared libraries: libnvinfer.so.6: cannot open shared object file: No such file or directory\n"
+    )
+    assert top(trt)[:2] == ["env-path-misconfig", "cuda-libs-missing"]
+    cublas = explain_text(
+        "ImportError: libcublas.so.11: cannot open shared object file: No such file or directory\n"
+    )
+    assert top(cublas)[0] == "cuda-libs-missing"

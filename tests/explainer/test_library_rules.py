@@ -7,6 +7,7 @@ import pytest
 
 from cudoctor.explainer import library_rules, rank
 from tests.conftest import explained, stated
+from tests.explainer.helpers import explain_text, top
 
 WINDOWS = "Could not load dynamic library 'cudart64_110.dll'; dlerror: cudart64_110.dll not found\n"
 LINUX = (
@@ -119,3 +120,14 @@ def test_an_outdated_cusparse_reads_its_own_encoding() -> None:
     root = exp.root.line if exp.root else 0
     facts = library_rules.outdated_block(exp.scan, root, exp.root.text if exp.root else "")
     assert facts == {"library": "cusparse", "compiled": "12.1.0", "loaded": "12.0.2", "older": "loaded"}
+
+
+def test_a_library_cuda_10_1_installs_outside_its_toolkit_reads_as_off_the_path() -> None:
+    """tensorflow/tensorflow#43236: TF 2.3 on CUDA 10.1 cannot open libcublas.so.10, which CUDA 10.1's packages
+    put in /usr/lib/x86_64-linux-gnu or /usr/local/cuda-10.2/lib64 (status_codes.toml outside_toolkit)."""
+    line = "Could not load dynamic library 'libcublas.so.10'; dlerror: libcublas.so.10: cannot open shared object file: No such file or directory\n"
+    exp = explain_text(line, {"framework_version": "tensorflow 2.3.0", "system_cuda": "10.1"})
+    assert top(exp)[0] == "env-path-misconfig"
+    assert any("/usr/local/cuda-10.2/lib64" in f for f in exp.causes[0].fixes)
+    other = explain_text(line, {"framework_version": "tensorflow 2.3.0", "system_cuda": "10.2"})
+    assert not any("outside the toolkit" in r for c in other.causes for r in c.reasons)

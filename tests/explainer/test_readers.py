@@ -275,7 +275,7 @@ SONAME_LINES = [
         "Could not load dynamic library 'libnvinfer.so.7'; dlerror: libnvinfer.so.7: cannot open shared object file",
         "tensorrt",
         {"tensorrt_wanted": "7"},
-        "cuda-libs-missing",
+        "env-path-misconfig",  # TensorRT's tar packages install off the loader's path
     ),
     (
         "Could not load dynamic library 'cudart64_110.dll'; dlerror: cudart64_110.dll not found",
@@ -684,3 +684,39 @@ def test_two_releases_called_incompatible_are_a_compiled_package_of_another_rele
     assert (r.facts["package"], r.facts["with_version"]) == ("jaxlib", "0.4.6")
     assert max(r.causes, key=r.causes.__getitem__) == "binary-incompatible"
     assert _by("incompatible-pair", "CUDA 12.1 is compatible with driver 530") == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "OSError: Could not find compatible tinycudann extension for compute capability 87.",
+        "RuntimeError: sm_61 is not supported by this build of flash-attn",
+        "The GPU has CUDA capability 6.0, which is not compatible with the kernels shipped",
+    ],
+)
+def test_a_compute_capability_something_was_not_built_for_is_an_arch_reading(line: str) -> None:
+    (r,) = _by("capability", line)
+    assert max(r.causes, key=r.causes.__getitem__) == "arch-unsupported"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Found GPU0 NVIDIA A100 with compute capability 8.0",  # named, nothing refused
+        "ImportError: could not find module foo",  # refused, no architecture
+    ],
+)
+def test_a_capability_named_without_a_refusal_or_a_refusal_without_one_is_no_arch_reading(line: str) -> None:
+    assert _by("capability", line) == []
+
+
+def test_a_library_that_could_not_be_loaded_takes_its_causes_from_the_library_table() -> None:
+    """onnx/onnx-tensorrt#317, #385, open-mmlab/mmdeploy#2594: TensorRT's libnvinfer off the loader's path."""
+    trt = readers.library_causes("libnvinfer.so.8")
+    assert trt is not None and max(trt, key=trt.__getitem__) == "env-path-misconfig"
+    cublas = readers.library_causes("libcublas.so.11")
+    assert cublas is not None and max(cublas, key=cublas.__getitem__) == "cuda-libs-missing"
+    driver = readers.library_causes("libcuda.so.1")
+    assert driver is not None and max(driver, key=driver.__getitem__) == "no-gpu-visible"
+    assert readers.library_causes("libfoo.so.1") is None
+    assert readers.library_causes("model.pt") is None

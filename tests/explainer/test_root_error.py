@@ -165,3 +165,20 @@ def test_a_gpu_count_of_zero_is_a_symptom() -> None:
     assert rank.looks_like_error("n_gpu=0, distributed training: False")
     assert not rank.looks_like_error("Number of GPUs: 4")
     assert not rank.looks_like_error("Using GPU 0")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "No module named 'mmcv._ext'",  # open-mmlab/mmdetection#3272, pasted alone
+        "No devices were found",  # nvidia-smi in a cgroup without the GPUs (pytorch/pytorch#190132)
+        "NCCL INFO Call to connect returned Connection refused, retrying",
+    ],
+)
+def test_a_failure_told_without_the_word_error_looks_like_one(line: str) -> None:
+    assert rank.looks_like_error(line)
+
+
+def test_lines_that_name_devices_or_modules_found_are_no_failure() -> None:
+    assert not rank.looks_like_error("Found 2 devices: GPU0, GPU1")
+    assert not rank.looks_like_error("Loaded module named torch")

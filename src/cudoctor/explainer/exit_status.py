@@ -78,7 +78,9 @@ def _table() -> _Table:
         rf"|\b({faults})\b"
         # Python's words for a child's signal ("DataLoader worker (pid 123) is killed by signal: Killed",
         # "Fatal Python error: Segmentation fault")
-        rf"|(?:\bby signal:? |Fatal Python error: )({shell})\b",
+        rf"|(?:\bby signal:? |Fatal Python error: )({shell})\b"
+        # gcc's driver on a compiler process that died ("c++: fatal error: Killed signal terminated program cc1plus")
+        rf"|\b({shell}) signal terminated program\b",
         re.I,
     )
     winerrors = {row["code"]: row for row in data.get("winerror", [])}

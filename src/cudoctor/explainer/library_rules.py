@@ -60,6 +60,45 @@ def toolkit_holds_it_rule(
     )
 
 
+OUTSIDE = 0.8  # NVIDIA's packages put the file elsewhere: installed, off the path, is the likelier reading
+
+
+def outside_toolkit_rule(ranked: dict[str, RankedCause], read: dict[str, str], snap: Snapshot) -> None:
+    """The root line could not load a library that the CUDA release in the facts installs outside its own
+    lib64 (CUDA 10.1's libcublas.so.10 in /usr/lib/x86_64-linux-gnu or /usr/local/cuda-10.2/lib64): the
+    library table's `outside_toolkit` rows."""
+    soname = read.get("soname") or ""
+    if not soname or (CAUSE not in ranked and "cuda-libs-missing" not in ranked):
+        return
+    releases = {
+        str(t.get("version") or "") for t in snap.value("cuda.toolkits") or []
+    }  # installed, not built for
+    for row in knowledge.table("status_codes")["library"]:
+        for place in row.get("outside_toolkit", []):
+            if not soname.startswith(place["soname"]) or not any(
+                versions.major_minor(r) == versions.major_minor(place["cuda"]) for r in releases if r
+            ):
+                continue
+            dirs = " or ".join(place["dirs"])
+            bump(
+                ranked,
+                CAUSE,
+                OUTSIDE,
+                f"fact: CUDA {place['cuda']}'s packages install {place['soname']} outside the toolkit's lib64 ({dirs})",
+                f"Find {place['soname']} where CUDA {place['cuda']}'s packages put it: ls {' '.join(d + '/' + place['soname'] + '*' for d in place['dirs'])}; "
+                "then add that directory to the loader's path: export LD_LIBRARY_PATH=<that directory>:$LD_LIBRARY_PATH "
+                "(for every shell: a file in /etc/ld.so.conf.d naming it, then sudo ldconfig)",
+            )
+            if "cuda-libs-missing" in ranked:  # it is installed: not a library missing from the machine
+                bump(
+                    ranked,
+                    "cuda-libs-missing",
+                    -OUTSIDE / 2,
+                    f"fact: {place['soname']} comes with CUDA {place['cuda']}",
+                )
+            return
+
+
 def _where(kit: dict[str, Any]) -> str:
     return "" if kit.get("stated") else f"at {kit.get('root')} "
 

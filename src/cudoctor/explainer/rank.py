@@ -33,6 +33,7 @@ from cudoctor.model import Finding, Severity, Snapshot
 
 UNRELATED = {Severity.ERROR: 0.2, Severity.WARNING: 0.1, Severity.INFO: 0.0}
 ALONE = {Severity.ERROR: 0.5, Severity.WARNING: 0.3, Severity.INFO: 0.05}
+BUILD_KERNELS = {"arch-unsupported", "arch-ptx-jit-only"}  # findings on the kernels a framework build holds
 INT32 = 2**31
 PRE_RELEASE = re.compile(r"\d\.?(?:dev|a|b|rc)\d*(?:\+|$)|\+git|nightly", re.I)
 
@@ -93,7 +94,9 @@ SYMPTOM = re.compile(
     r"|using device(?:_type)?\W{0,3}cpu|(?:wasn't|was not|weren't|were not) able to)\b"
     r"|\b[A-Z]+_ERROR_[A-Z_]+|\b[A-Z]+_STATUS_(?!SUCCESS\b)[A-Z_]+|\(\w+ vs\.? \w+\)"  # a status name; glog's CHECK
     r"|\b(?:cudnn|cublas|cusolver|cusparse)Status(?!Success\b)[A-Z]\w+"  # the same in a wrapper's camel case
-    r"|didn't work|does not work|doesn't work|not working|refuses"
+    r"|didn't work|does not work|doesn't work|not working|refuse[sd]"
+    # something looked for and not there: Python's 'No module named', nvidia-smi's 'No devices were found'
+    r"|\bno module named|\bno (?:\w+ )?(?:devices?|gpus?)\W{0,3}(?:were |was )?(?:found|detected|available)"
     r"|available\W{1,6}(?:0|false)\b|\bwith cuda\W{1,3}false\b|\bdevice count\W{1,3}0\b"
     r"|\b(?:number of gpus|num_gpus|n_gpus?|gpu count)\W{1,3}0\b"  # a GPU count of zero, as a server logs it
     r"|^\s*\[PhysicalDevice\(name='/physical_device:CPU:0', device_type='CPU'\)\]\s*$",  # TF lists no GPU
@@ -165,6 +168,10 @@ def _weights(m: Match) -> dict[str, float]:
         and m.sig.id.endswith(("shared-object", "dynamic-library"))
     ):
         w["no-gpu-visible"] = max(w.pop("cuda-libs-missing"), w.get("no-gpu-visible", 0))
+    elif lib and max(w, key=w.__getitem__) == "cuda-libs-missing" and (row := readers.library_causes(lib)):
+        # a library that could not be loaded: the library table says what its absence most often means
+        scale = max(w.values()) / max(row.values())
+        w = {**{c: v * 0.5 for c, v in w.items()}, **{c: v * scale for c, v in row.items()}}
     return w
 
 
@@ -456,6 +463,7 @@ def fact_scores(
     permitted: set[str],
     library_ran: bool = False,
     set_apart: bool = False,
+    build_step: bool = False,
 ) -> list[Finding]:
     """Credit each finding to its cause. Where the log names its causes (`permitted`), a finding of
     another cause counts little; with `set_apart` (this machine's facts are in) it is not ranked at all
@@ -470,6 +478,9 @@ def fact_scores(
                 bump(ranked, f.cause, 0.0, f"not this error: the library it came from was loaded ({f.title})")
             continue
         _other_side(ranked, f, permitted)
+        if build_step and f.id in BUILD_KERNELS:  # a compiler refused the code: the build's kernels are moot
+            _credit(ranked, f, UNRELATED[f.severity])
+            continue
         if permitted and f.cause not in permitted:
             if set_apart:
                 apart.append(f)
@@ -640,7 +651,14 @@ def explain(
     ranked = log_scores(matches, root)
     permitted = {c for m in matches for c in _weights(m)}
     findings = [f for r in run_checks(snap) for f in r.findings]
-    apart = fact_scores(ranked, findings, permitted, root is not None and root.sig.library_ran, set_apart)
+    apart = fact_scores(
+        ranked,
+        findings,
+        permitted,
+        root is not None and root.sig.library_ran,
+        set_apart,
+        root is not None and root.sig.build_step,
+    )
     scoped_scores(ranked, matches, findings)
     capture_rules(ranked, matches, snap, other)
     context_rules(ranked, matches, root, snap)
@@ -655,6 +673,7 @@ def explain(
     root_text = root.text if root is not None else (fallback[1] if fallback else "")
     root_line = root.line if root else fallback[0] if fallback else 0
     library_rules.toolkit_holds_it_rule(ranked, read, snap, root_line)
+    library_rules.outside_toolkit_rule(ranked, read, snap)
     read = {
         **library_rules.versions_elsewhere_rule(ranked, scan, root_line),
         **library_rules.outdated_block(scan, root_line, root_text),

@@ -19,6 +19,9 @@ for exit-status, knowledge/exit_status.toml):
   and incompatible with jax version 0.4.6"): one was built for another release of the other.
 - symbol: an undefined C++ symbol in a library's namespace (_ZN3c10... is PyTorch's c10::): the module was
   built against another release of that library.
+- capability: a compute capability (or sm_XY) named in a line that says something was not found for it, is
+  not compatible with it or does not support it ("Could not find compatible tinycudann extension for
+  compute capability 87"): a build without code for that GPU.
 - exit-status: how a process ended (a signal, an exit status 128+N, a Windows exception status), read
   by explainer.exit_status in every form a log prints it.
 """
@@ -40,7 +43,7 @@ MAX_LINE = 4000  # characters of a line the readers look at
 @dataclasses.dataclass(frozen=True)
 class Reading:
     # "status-code" | "soname" | "compiled-vs-loaded" | "versioned-symbol" | "incompatible-pair" | "symbol"
-    # | "exit-status"
+    # | "capability" | "exit-status"
     reader: str
     causes: dict[str, float]
     what: str
@@ -56,8 +59,37 @@ def read_line(text: str) -> list[Reading]:
         + _versioned_symbol(line)
         + _mangled_symbol(line)
         + _incompatible_pair(line)
+        + _capability(line)
         + _endings(line)
     )
+
+
+# a GPU architecture named beside a word that says nothing was built for it: 'Could not find compatible tinycudann
+# extension for compute capability 87', 'sm_61 is not supported', 'no kernels for compute capability 6.0'
+CAPABILITY = re.compile(
+    r"(?:compute capability|\bcc|\bcuda capability)\s*(?:of\s*)?(?P<cc>\d{1,2}(?:\.\d)?)\b|\b(?P<sm>sm_\d{2,3}[a-z]?)\b",
+    re.I,
+)
+NOT_FOR_IT = re.compile(
+    r"could not find|cannot find|can't find|not compatible|incompatible|not supported|unsupported|does not support"
+    r"|doesn't support|no kernels?\b|not built for|not compiled for|no (?:compatible )?binary",
+    re.I,
+)
+
+
+def _capability(line: str) -> list[Reading]:
+    m = CAPABILITY.search(line)
+    if m is None or NOT_FOR_IT.search(line) is None:
+        return []
+    named = m.group("sm") or f"compute capability {m.group('cc')}"
+    return [
+        Reading(
+            "capability",
+            {"arch-unsupported": 0.7, "toolchain-not-found": 0.1},
+            f"{named}: the line says nothing here was built for it",
+            {},
+        )
+    ]
 
 
 # two packages' releases a message calls incompatible ("jaxlib version 0.4.14 is newer than and incompatible with
@@ -332,6 +364,19 @@ def _libraries() -> list[tuple[re.Pattern[str], dict[str, Any]]]:
     return [
         (re.compile(rf"(?:{row['match']})", re.I), row) for row in knowledge.table("status_codes")["library"]
     ]
+
+
+def library_causes(name: str) -> dict[str, float] | None:
+    """The causes the library table gives a soname that could not be loaded ('libnvinfer.so.8' is
+    TensorRT's, most often installed off the loader's path), or None for a library it does not hold."""
+    m = SONAME.fullmatch(name.strip())
+    if m is None or not m.group(1):
+        return None
+    row = next((r for p, r in _libraries() if p.fullmatch(m.group(1))), None)
+    if row is None:
+        return None
+    versioned = bool(m.group(2)) or "unversioned_causes" not in row
+    return dict(row["causes"] if versioned else row["unversioned_causes"])
 
 
 def _sonames(line: str) -> list[Reading]:

@@ -101,6 +101,7 @@ class Signature:
     generic_fixes: bool = True  # False: as the root error, its own steps replace its causes' generic ones
     gpu_arch: bool = False  # the option refused is the GPU's own architecture (a stated GPU stands for it)
     library_ran: bool = False  # a status the CUDA library itself returned: the libraries were found
+    build_step: bool = False  # a compiler refused to build code: the framework build's own kernels are moot
     warning: bool = False  # a warning beside the failure: the root error only when no error matched
     unusable_build: bool = False  # the framework's verdict that its build cannot use this GPU at all
     why: str | None = None  # what this error means, said in place of its primary cause's general why
@@ -279,6 +280,7 @@ def load() -> tuple[Signature, ...]:
             generic_fixes=bool(row.get("generic_fixes", True)),
             gpu_arch=bool(row.get("gpu_arch", False)),
             library_ran=bool(row.get("library_ran", False)),
+            build_step=bool(row.get("build_step", False)),
             warning=bool(row.get("warning", False)),
             unusable_build=bool(row.get("unusable_build", False)),
             why=row.get("why"),
