@@ -93,3 +93,69 @@ def test_a_cpu_without_avx_named_in_the_facts_fires_and_a_newer_one_stays_silent
     ):
         assert "cpu-blas-runtime" not in _fired({"framework_version": "tensorflow 2.12", "other": cpu}), cpu
     assert "cpu-blas-runtime" not in _fired({"other": "Intel Celeron N4505"})  # no framework that needs AVX
+
+
+def test_a_cpu_build_told_by_torch_version_cuda_or_by_conda_beside_a_cuda_request() -> None:
+    """turingaicloud/quickstart#3 (torch.version.cuda prints None), conda/conda#11001 (py3.6_cpu_0 for a
+    cudatoolkit=10.1 request): a CPU build where a GPU was wanted."""
+    got = _fired({"framework_version": "pytorch==1.10.1 (conda env); torch.version.cuda prints None"})
+    assert "cpu-only-build" in got
+    conda = {
+        "framework_version": "pytorch 1.10.0 build py3.6_cpu_0",
+        "other": "requested with: conda install pytorch cudatoolkit=10.1 -c pytorch",
+    }
+    assert "cpu-only-build" in _fired(conda)
+    assert "cpu-only-build" not in _fired(
+        {**conda, "other": "requested with: conda install pytorch cpuonly -c pytorch"}
+    )
+    assert "cpu-only-build" not in _fired(
+        {"framework_version": "pytorch==1.10.1; torch.version.cuda prints 10.2"}
+    )
+
+
+def test_pypis_torch_on_native_windows_is_the_cpu_wheel() -> None:
+    """ultralytics/ultralytics#13903: torch-2.3.1-cp39-cp39-win_amd64.whl pulled from PyPI by a dependency."""
+    wheel = {
+        "os": "Windows 10",
+        "framework_version": "torch-2.3.1-cp39-cp39-win_amd64.whl, installed from PyPI by pip install ultralytics",
+        "gpu": "RTX 3060",
+    }
+    assert "cpu-only-build" in _fired(wheel)
+    assert "cpu-only-build" not in _fired(
+        {**wheel, "framework_version": "torch 2.3.1+cu121 (pip, PyTorch's index)"}
+    )
+    linux = {
+        **wheel,
+        "os": "Ubuntu 22.04",
+        "framework_version": "torch-2.3.1-cp39-cp39-manylinux1_x86_64.whl from PyPI",
+    }
+    assert "cpu-only-build" not in _fired(linux)  # Linux's PyPI wheel has CUDA
+    assert "cpu-only-build" not in _fired(
+        {"os": "Windows 10", "framework_version": "torch 2.3.1", "gpu": "RTX 3060"}
+    )  # how is unsaid
+
+
+def test_a_driver_that_reports_the_toolkits_cuda_runs_it_whatever_the_table_row() -> None:
+    """tensorflow/tensorflow#41374: driver 440.31 reporting CUDA 10.2 (the table's 10.2 row says 440.33)."""
+    reported = {"driver": "440.31 (nvidia-smi CUDA Version: 10.2)", "system_cuda": "CUDA 10.2"}
+    assert "driver-too-old" not in _fired(reported)
+    assert "driver-too-old" in _fired({**reported, "driver": "440.31"})  # known only from the table
+
+
+def test_cuda_11_0_runs_on_its_own_drivers_below_the_minor_version_compatibility_floor() -> None:
+    """tensorflow/tensorflow#51641: TensorFlow 2.4 (CUDA 11.0) on a 450.66 kernel driver; the 11.x
+    compatibility floor (450.80.02) is for 11.1 and newer."""
+    got = _fired({"framework_version": "TensorFlow 2.4.1", "driver": "450.66"})
+    assert "driver-too-old" not in got
+    assert "driver-too-old" in _fired({"framework_version": "torch 1.9.0+cu111", "driver": "450.66"})
+
+
+def test_tensorflows_report_of_two_driver_versions_is_a_stale_libcuda() -> None:
+    got = _fired(
+        {
+            "framework_version": "TensorFlow 2.4.1",
+            "driver": "kernel module 450.66",
+            "other": "libcuda reported version is: 450.142.0 kernel reported version is: 450.66.0",
+        }
+    )
+    assert "multiple-toolkits" in got and "450.142" in got["multiple-toolkits"]

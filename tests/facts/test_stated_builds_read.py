@@ -205,3 +205,49 @@ def test_a_torch_of_unstated_build_on_a_jetson_is_the_cpu_wheel_unless_it_is_nvi
     assert nvidia["build"] == "cuda"
     desktop = from_stated({"gpu": "RTX 3090", "framework_version": "torch 1.12.0"}).value("framework.torch")
     assert desktop["build"] == "cuda"
+
+
+def test_a_jaxlib_from_googles_cuda_folder_is_that_cudas_build() -> None:
+    """jax-ml/jax#1418: jaxlib 0.1.29 from storage.googleapis.com/jax-releases/cuda100/ (2019): a CUDA 10.0
+    build, not PyPI's CPU-only jaxlib of before 0.4."""
+    from cudoctor.facts.stated import from_stated
+
+    text = "jaxlib 0.1.29 cuda100 wheel (storage.googleapis.com/jax-releases/cuda100/jaxlib-0.1.29-cp37-none-linux_x86_64.whl) + jax from pip"
+    info = from_stated({"framework_version": text}).value("framework.jax")
+    assert info["build"] == "cuda" and info["cuda"] == "10.0"
+    pypi = from_stated({"framework_version": "jaxlib 0.1.29 (pip install jaxlib)"}).value("framework.jax")
+    assert pypi["build"] == "cpu"
+
+
+def test_conda_build_strings_and_requests_name_the_build() -> None:
+    """ContinuumIO/anaconda-issues#11063: tensorflow 1.14.0 mkl_py36h... is conda's CPU build; pytorch/pytorch#67108:
+    a CPU torch resolved from 'conda install pytorch cudatoolkit=11.3' keeps the CUDA asked for."""
+    from cudoctor.facts.stated import from_stated
+
+    mkl = from_stated({"framework_version": "tensorflow 1.14.0 mkl_py36h2526735_0"}).value(
+        "framework.tensorflow"
+    )
+    assert mkl["build"] == "cpu"
+    gpu = from_stated({"framework_version": "tensorflow 1.14.0 gpu_py36h57d4e1d_0"}).value(
+        "framework.tensorflow"
+    )
+    assert gpu["build"] == "cuda"
+    asked = from_stated(
+        {
+            "framework_version": "pytorch 1.10.0 py3.8_cpu_0",
+            "other": "conda install pytorch cudatoolkit=11.3 -c pytorch",
+        }
+    ).value("framework.torch")
+    assert asked["build"] == "cpu" and asked["cuda_if_gpu"] == "11.3"
+
+
+def test_collect_envs_no_driver_is_a_driver_absent() -> None:
+    """pytorch/pytorch#47038: 'Nvidia driver version: No CUDA' on a node without GPUs."""
+    from cudoctor.facts.stated import from_stated
+
+    snap = from_stated(
+        {"framework_version": "PyTorch 1.7.0", "other": "collect_env: 'Nvidia driver version: No CUDA'"}
+    )
+    assert snap.status("driver.version").value == "absent"
+    stated = from_stated({"driver": "450.80", "other": "Nvidia driver version: No CUDA"})
+    assert stated.value("driver.version") == "450.80"  # a stated driver wins

@@ -601,3 +601,27 @@ def test_an_image_whose_cuda_predates_the_gpu_gets_a_wheel_of_a_newer_cuda_and_n
     assert planner._reinstall_inside_image(
         "pip install torch --index-url https://download.pytorch.org/whl/cu118", ok
     )
+
+
+def test_forward_compatibility_is_not_offered_to_a_gpu_that_refuses_it() -> None:
+    """vllm-project/vllm#5510: error 804 on an RTX 4090; cuda-compat works on datacenter GPUs only."""
+    step = "On a datacenter GPU (A100, H100, L4, T4, ...) the CUDA forward-compatibility package runs a newer CUDA on the old driver: apt install cuda-compat-X-Y"
+    assert planner.plan("driver-too-old", [step], ctx(gpu="RTX 4090")) == []
+    refused = dataclasses.replace(
+        ctx(), root="Error 804: forward compatibility was attempted on non supported HW"
+    )
+    assert planner.plan("driver-too-old", [step], refused) == []
+    assert planner.plan("driver-too-old", [step], ctx(gpu="NVIDIA A100-SXM4-80GB")) == [step]
+
+
+def test_jax_on_native_windows_is_sent_to_wsl2_not_to_a_cuda_extra() -> None:
+    """cloudhan/jax-windows-builder#5: JAX publishes CUDA wheels for Linux only (jax.toml [native_windows])."""
+    windows = ctx(os="Windows 10", framework_version="jax 0.3.4")
+    planned = planner.plan("cpu-only-build", ["pip install -U 'jax[cuda12]'"], windows)
+    assert planned and not any("jax[cuda" in p for p in planned) and "WSL2" in planned[0]
+    got = steps.cpu_only_build(dataclasses.replace(windows, framework="jax"))
+    assert len(got) == 1 and "WSL2" in got[0] and "jax[cuda" not in got[0]
+    linux = ctx(os="Ubuntu 22.04", framework_version="jax 0.4.30")
+    assert any(
+        "jax[cuda12]" in p for p in planner.plan("cpu-only-build", ["pip install -U 'jax[cuda12]'"], linux)
+    )

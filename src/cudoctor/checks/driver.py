@@ -321,10 +321,13 @@ def toolkit_newer_than_driver(snap: Snapshot) -> list[Finding]:
     driver = str(snap.value("driver.version"))
     dv = versions.parse(driver)
     out = _ptx_newer_than_driver(snap)
+    runs = _cuda_the_driver_reports(snap)
     for tk in snap.value("cuda.toolkits") or []:
         floor = knowledge.driver_floor(str(tk.get("version") or ""))
         if floor is None or not _driver_below(dv, versions.parse(floor[0])):
             continue
+        if runs is not None and (versions.major_minor(tk.get("version")) or (99,)) <= runs:
+            continue  # the driver itself reports a CUDA this new (a release between the table's rows)
         out.append(
             finding(
                 "toolkit-needs-newer-driver",
@@ -343,6 +346,15 @@ def toolkit_newer_than_driver(snap: Snapshot) -> list[Finding]:
             )
         )
     return out
+
+
+def _cuda_the_driver_reports(snap: Snapshot) -> tuple[int, ...] | None:
+    """The CUDA the driver says it runs (cuDriverGetVersion, nvidia-smi's 'CUDA Version'), not one derived
+    from its version number by the table."""
+    fact = snap.get("driver.cuda_version")
+    if fact is None or not fact.known or "derived" in fact.source:
+        return None
+    return versions.major_minor(fact.value)
 
 
 def _ptx_newer_than_driver(snap: Snapshot) -> list[Finding]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from cudoctor import knowledge, versions
 from cudoctor.facts import companions, stated_builds
-from cudoctor.model import Fact, Snapshot, known
+from cudoctor.model import Fact, Snapshot, absent, known
 
 KEYS = (
     "gpu",
@@ -450,9 +450,33 @@ def _said(snap: Snapshot, text: str) -> None:
     if found and snap.value("driver.cuda_version") is None:
         cuda = versions.cuda_from_int(versions.integer(found.group(1) or found.group(2)))
         snap.add(known("driver.cuda_version", cuda, "stated:other (the framework's message)"))
+    _driver_versions_said(snap, text)
     refused = None if floor else REFUSED_SAID.search(text)  # a stated minimum says more than 'too old'
     if refused is not None:
         _refused(snap, refused)
+
+
+# TensorFlow's own report of the two halves of the driver: 'libcuda reported version is: 450.142.0' and
+# 'kernel reported version is: 450.66.0'
+LIBCUDA_SAID = re.compile(r"libcuda reported version is:?\s*(\d{3}(?:\.\d+){1,2})", re.I)
+KERNEL_SAID = re.compile(r"kernel reported version is:?\s*(\d{3}(?:\.\d+){1,2})", re.I)
+
+
+# PyTorch's collect_env on a machine where no driver answers: 'Nvidia driver version: No CUDA' (and 'GPU models
+# and configuration: No CUDA')
+NO_DRIVER_SAID = re.compile(r"Nvidia driver version:?\s*(?:No CUDA|None|N/?A)\b", re.I)
+
+
+def _driver_versions_said(snap: Snapshot, text: str) -> None:
+    """The user-space libcuda and the kernel module's versions as TensorFlow reports them; no driver at
+    all, as collect_env reports it."""
+    if NO_DRIVER_SAID.search(text) and snap.get("driver.version") is None:
+        snap.add(absent("driver.version", "stated:other (collect_env: 'Nvidia driver version: No CUDA')"))
+    user, kernel = LIBCUDA_SAID.search(text), KERNEL_SAID.search(text)
+    if kernel and snap.value("driver.version") is None:
+        snap.add(known("driver.version", kernel.group(1), "stated:other (the framework's message)"))
+    if user and snap.value("driver.userspace_version") is None:
+        snap.add(known("driver.userspace_version", user.group(1), "stated:other (the framework's message)"))
 
 
 def _refused(snap: Snapshot, said: re.Match[str]) -> None:
@@ -469,10 +493,16 @@ def _refused(snap: Snapshot, said: re.Match[str]) -> None:
 
 def _torch_cpu_said(snap: Snapshot, text: str) -> None:
     """collect_env's 'CUDA used to build PyTorch: None' (or 'Could not collect') quoted in the prose:
-    the stated torch is a build without CUDA."""
+    the stated torch is a build without CUDA. A CPU build beside the CUDA a conda command asked for
+    ('conda install pytorch cudatoolkit=11.3 -c pytorch' that resolved to py3.8_cpu_0): that CUDA is the
+    one its GPU build should have."""
     info = snap.value("framework.torch")
     if isinstance(info, dict) and stated_builds.CPU_SAID.search(text):
-        snap.add(known("framework.torch", {**info, "build": "cpu", "cuda": None}, "stated:other"))
+        info = {**info, "build": "cpu", "cuda": None}
+        snap.add(known("framework.torch", info, "stated:other"))
+    asked = stated_builds.CONDA_TOOLKIT.search(text)
+    if isinstance(info, dict) and info.get("build") == "cpu" and asked and not info.get("cuda_if_gpu"):
+        snap.add(known("framework.torch", {**info, "cuda_if_gpu": asked.group(1)}, "stated:other"))
 
 
 JETSON = re.compile(r"jetson|\borin\b|\bxavier\b|\btx2\b|\bthor\b", re.I)
@@ -496,6 +526,34 @@ def _torch_on_jetson(snap: Snapshot, text: str) -> None:
     ):
         return
     why = "PyPI's aarch64 torch wheels carry no CUDA for Jetson GPUs; NVIDIA's Jetson builds (+nvYY.MM) do"
+    snap.add(
+        known("framework.torch", {**info, "build": "cpu", "cuda": None, "build_inferred": why}, "stated")
+    )
+
+
+# PyPI's torch named as such: a wheel file without a local version tag (PyTorch's own index names its builds:
+# torch-2.3.1+cu121-cp39-cp39-win_amd64.whl), or the words 'from PyPI'
+PYPI_TORCH = re.compile(
+    r"\btorch-\d+\.\d+(?:\.\d+)?-cp\d+-\w+-win_amd64\.whl|\b(?:from|on|via|off)\s+(?:the\s+)?PyPI\b|pypi\.org",
+    re.I,
+)
+
+
+def _torch_from_pypi_on_windows(snap: Snapshot, text: str) -> None:
+    """A torch on native Windows, stated as PyPI's wheel: PyPI's Windows torch wheels are CPU-only (CUDA
+    builds come from download.pytorch.org/whl/cuXXX, whose versions carry +cuXXX)."""
+    info = snap.value("framework.torch")
+    windows = (snap.value("host.os") or {}).get("system") == "Windows" or "win_amd64" in text
+    if (
+        not isinstance(info, dict)
+        or not windows
+        or snap.value("host.wsl")
+        or (info.get("build") not in ("unknown", None) and not info.get("cuda_inferred"))
+        or "+" in str(info.get("version") or "")
+        or not PYPI_TORCH.search(text)
+    ):
+        return
+    why = "PyPI's torch wheels for Windows are CPU-only; CUDA builds come from PyTorch's index (+cuXXX)"
     snap.add(
         known("framework.torch", {**info, "build": "cpu", "cuda": None, "build_inferred": why}, "stated")
     )
@@ -558,7 +616,8 @@ def _stated_packages(snap: Snapshot, text: str) -> None:
 
 
 # A person who states a CUDA toolkit, or writes of the GPU or CUDA, is after the GPU even when they name none
-GPU_WANTED = re.compile(r"\b(?:gpus?|cuda|nvidia|geforce|rtx|tesla)\b", re.I)
+# a CUDA build asked for counts too: conda's cudatoolkit=10.1 or pytorch-cuda=11.8
+GPU_WANTED = re.compile(r"\b(?:gpus?|cuda|nvidia|geforce|rtx|tesla|cudatoolkit|pytorch-cuda)\b", re.I)
 
 
 COMPANION_WRITTEN = re.compile(
@@ -637,7 +696,8 @@ def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) ->
             snap.add(fact)
     _cupy_from_source(snap)
     _stated_archs(snap, get("framework_version") + "\n" + get("other"))
-    _torch_cpu_said(snap, get("other"))
+    _torch_cpu_said(snap, get("framework_version") + "\n" + get("other"))
+    _torch_from_pypi_on_windows(snap, get("framework_version") + "\n" + get("other"))
     _torch_on_jetson(snap, " ".join(get(k) for k in ("framework_version", "container", "other")))
     _said(snap, get("other"))
     _jax_on_cpu(snap, get("other"))

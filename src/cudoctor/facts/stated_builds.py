@@ -25,6 +25,8 @@ FRAMEWORK_WORDS = (
 VERSION = r"\d+\.\d+(?:\.\d+)?(?:\.?(?:dev|a|b|rc)\w*)?(?:\+[\w.]+)?"
 # jaxlib's local version: +cuda12.cudnn89, +cuda11.cudnn805, +cuda111 (CUDA 11.1, before 0.1.73)
 # jaxlib's local version (+cuda11.cudnn86) and the extras of its cuDNN floor (jax[cuda11_cudnn82])
+# Google's 2019-2021 wheel folders named the CUDA: storage.googleapis.com/jax-releases/cuda100/jaxlib-0.1.29-...
+JAX_RELEASES_DIR = re.compile(r"jax[-_]releases/cuda(\d{2,3})(?:[._]cudnn(\d+))?/", re.I)
 JAX_TAG = re.compile(r"(?:\+|\b(?=cuda\d+[._]cudnn))cuda(\d+)(?:[._]cudnn(\d+))?", re.I)
 # conda build strings: pytorch's py3.9_cuda11.6_cudnn8.3.2_0 (py3.7_cuda90_cudnn7_1 before 1.1), conda-forge's
 # cuda112py38h..._201
@@ -32,14 +34,17 @@ CONDA_CUDA = re.compile(
     r"_cuda(\d+\.\d+)(?:\.\d+)*(?:_cudnn(\d+(?:\.\d+)*))?|\bcuda(\d{2,3})py\d|_cuda(\d{2,3})_cudnn(\d+(?:\.\d+)*)",
     re.I,
 )
-CPU_WORD = re.compile(r"\+cpu|(?:^|[\W_])cpu(?:[\W_]|$)", re.I)
+# conda's build strings say it too: TensorFlow's mkl_py36h... and eigen_py37h... are its CPU builds (gpu_py37h... the CUDA one)
+CPU_WORD = re.compile(r"\+cpu|(?:^|[\W_])cpu(?:[\W_]|$)|(?:^|[\W_])(?:mkl|eigen)_py\d", re.I)
 GPU_WORD = re.compile(r"(?:^|[\W_])gpu(?:[\W_]|$)", re.I)  # tensorflow-gpu, 1.14.0-gpu: the CUDA build
 # What a framework prints of its own build when it has no CUDA: collect_env's "CUDA used to build PyTorch:
 # None", torch's "Torch not compiled with CUDA enabled", JAX's "a CUDA-enabled jaxlib is not installed"
 CPU_SAID = re.compile(
     r"CUDA used to build PyTorch: (?:None|Could not collect)|Torch not compiled with CUDA enabled"
     # the framework's own answer, as people paste it: 'tf.test.is_built_with_cuda() -> False', 'built with CUDA: False'
-    r"|is_built_with_cuda\(\)\W{0,6}(?:returns?\W{1,3}|gives\W{1,3}|is\W{1,3})?False\b|\bbuilt with CUDA\W{0,3}False\b",
+    r"|is_built_with_cuda\(\)\W{0,6}(?:returns?\W{1,3}|gives\W{1,3}|is\W{1,3})?False\b|\bbuilt with CUDA\W{0,3}False\b"
+    # torch.version.cuda, the CUDA a torch build was made with: None for a CPU build
+    r"|torch\.version\.cuda\W{0,6}(?:(?:prints?|returns?|gives|is|shows)\W{1,3})?None\b",
     re.I,
 )
 JAX_CPU_SAID = re.compile(r"CUDA-enabled jaxlib is not installed|\bno CUDA plugin\b", re.I)
@@ -295,13 +300,13 @@ def _jax(text: str, info: dict[str, Any]) -> None:
     info["version"] = (jax or (jaxlib or ("" if named else info["version"]) or "").split("+")[0]) or None
     if jaxlib:
         info["jaxlib"] = jaxlib
-    tag = JAX_TAG.search(jaxlib or "") or JAX_TAG.search(text)
+    tag = JAX_TAG.search(jaxlib or "") or JAX_TAG.search(text) or JAX_RELEASES_DIR.search(text)
     old = knowledge.table("jax")["pypi_jaxlib"]
     pinned = re.search(r"jaxlib\s*==|\bpip\b|pypi", text, re.I)
     tagless = (
         jaxlib
         and "+" not in jaxlib
-        and not re.search(r"jax\[cuda|cuda\d*[-_]plugin|jax_releases", text, re.I)
+        and not re.search(r"jax\[cuda|cuda\d*[-_]plugin|jax[-_]releases", text, re.I)
     )
     if jaxlib and tagless and pinned and versions.satisfies(jaxlib, f"<{old['cpu_before']}"):
         info["build"] = "cpu"  # framework_info keeps a build set here

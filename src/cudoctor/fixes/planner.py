@@ -302,6 +302,11 @@ def _tf_gpu_on_native_windows(step: str, ctx: Context) -> bool:
     return ctx.platform == "windows" and "tensorflow[and-cuda]" in step and "WSL" not in step
 
 
+def _jax_cuda_on_native_windows(step: str, ctx: Context) -> bool:
+    """jax[cuda12] on native Windows, where JAX publishes no CUDA wheels (jax.toml [native_windows])."""
+    return ctx.platform == "windows" and bool(JAX_EXTRA.search(step)) and "WSL" not in step
+
+
 def _tf_extra_before_its_release(step: str, ctx: Context) -> bool:
     """tensorflow[and-cuda] added next to a TensorFlow older than the extra (2.14), or pinned to one:
     pip installs no CUDA then (an unpinned install of the newest release is another matter)."""
@@ -413,6 +418,21 @@ def _unpinned_cudnn_of_another_major(step: str, ctx: Context) -> bool:
     return re.search(r"\bnvidia-cudnn-cu\d+\b", step) is not None and not bounded
 
 
+# GPUs that refuse CUDA forward compatibility (cuda-compat): GeForce and TITAN cards, and a log that says so
+CONSUMER_GPU = re.compile(r"geforce|\b(?:gtx|titan)\b|\brtx\s?[2-5]0[5-9]0\b", re.I)
+COMPAT_REFUSED = re.compile(
+    r"forward compatibility was attempted on non supported HW|COMPAT_NOT_SUPPORTED|Error 804", re.I
+)
+
+
+def _compat_on_unsupported_gpu(step: str, ctx: Context) -> bool:
+    """The forward-compatibility package offered where the GPU refuses it (a GeForce card, or the log's
+    error 804 saying it was tried and refused)."""
+    if "cuda-compat" not in step:
+        return False
+    return bool(CONSUMER_GPU.search(ctx.gpu or "") or COMPAT_REFUSED.search(ctx.root))
+
+
 def _driver_floor_already_met(step: str, ctx: Context) -> bool:
     """'Upgrade the NVIDIA driver to 525.60.13' when the driver is already that new."""
     m = re.search(r"upgrade the NVIDIA driver to (\d+(?:\.\d+)+)", step, re.I)
@@ -443,6 +463,7 @@ RULES = (
     _reinstall_inside_image,
     _unpinned_cudnn_of_another_major,
     _driver_floor_already_met,
+    _compat_on_unsupported_gpu,
     scope.for_other_platform,
     _torch_index_too_new,
     _nvidia_wheel_other_major,
@@ -450,6 +471,7 @@ RULES = (
     _jax_extra_other_major,
     _jax_extra_unrunnable,
     _tf_gpu_on_native_windows,
+    _jax_cuda_on_native_windows,
     _tf_extra_before_its_release,
     _python_outside,
     _toolkit_older_than_gpu,

@@ -311,6 +311,13 @@ def _jax_cuda_wheels(ctx: Context) -> list[str]:
     """JAX's CUDA wheels in place of a CPU-only jaxlib (jax.toml [[install]]): with the driver known,
     the newest CUDA major it runs and the driver that reaches the next; unknown, the oldest CUDA major
     current JAX still ships (it asks least of the driver), the driver it needs and how to see it."""
+    if ctx.platform == "windows":  # jax.toml [native_windows]: no CUDA wheels for native Windows
+        return [
+            "JAX publishes CUDA wheels for Linux only (docs.jax.dev, installation): on Windows, run JAX inside WSL2 "
+            "and install its CUDA extra there as on Linux. A community jaxlib built with CUDA for native Windows "
+            "is installed by its exact name and index (pip install jaxlib==<version>+cuda<NNN> -f <that index>): "
+            "jax's extras do not pull it in"
+        ]
     if ctx.driver_cuda:
         upgrade = jax_builds.upgrade_step(ctx.driver_cuda)
         return [jax_builds.install_step(ctx.driver_cuda)] + ([upgrade] if upgrade else [])

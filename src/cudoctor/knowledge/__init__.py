@@ -175,11 +175,14 @@ def driver_floor(cuda: str, windows: bool = False) -> tuple[str, str] | None:
     mm = versions.major_minor(cuda)
     if mm is None:
         return None
+    row = driver_row(cuda)
+    own = _floor_of(row, windows) if row else None
     if mm[0] >= 11:
         floor = minor_compat_floor(mm[0], windows)
-        if floor:
+        # the release's own driver runs it even where that is below the major's compatibility floor (11.0)
+        own_v, floor_v = versions.parse(own or ""), versions.parse(floor or "")
+        if floor and not (own_v and floor_v and own_v < floor_v):
             return floor, f"CUDA {mm[0]}.x minor-version compatibility needs driver >= {floor}"
-    row = driver_row(cuda)
     if row:
         need = _floor_of(row, windows)
         return need, f"CUDA {cuda} needs driver >= {need} (release notes table 3)"
