@@ -75,7 +75,7 @@ def outside_toolkit_rule(ranked: dict[str, RankedCause], read: dict[str, str], s
     }  # installed, not built for
     for row in knowledge.table("status_codes")["library"]:
         for place in row.get("outside_toolkit", []):
-            if not soname.startswith(place["soname"]) or not any(
+            if soname != place["soname"] or not any(  # libcublas.so.10.0 is CUDA 10.0's, not this one
                 versions.major_minor(r) == versions.major_minor(place["cuda"]) for r in releases if r
             ):
                 continue
