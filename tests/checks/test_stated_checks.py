@@ -159,3 +159,10 @@ def test_tensorflows_report_of_two_driver_versions_is_a_stale_libcuda() -> None:
         }
     )
     assert "multiple-toolkits" in got and "450.142" in got["multiple-toolkits"]
+
+
+def test_a_docker_run_command_without_gpus_is_a_container_started_without_them() -> None:
+    """zhxu-cuhk/TopoBoundary: 'sudo docker run -it zhxu_topoboundary', then nvidia-smi not found inside."""
+    assert "no-gpu-visible" in _fired({"container": "sudo docker run -it zhxu_topoboundary"})
+    for asked in ("docker run --gpus all -it img", "docker run --runtime=nvidia img", "nvidia-docker run img"):
+        assert "no-gpu-visible" not in _fired({"container": asked}), asked

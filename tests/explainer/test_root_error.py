@@ -182,3 +182,17 @@ def test_a_failure_told_without_the_word_error_looks_like_one(line: str) -> None
 def test_lines_that_name_devices_or_modules_found_are_no_failure() -> None:
     assert not rank.looks_like_error("Found 2 devices: GPU0, GPU1")
     assert not rank.looks_like_error("Loaded module named torch")
+
+
+def test_an_answer_on_the_line_after_its_check_reads_as_the_symptom() -> None:
+    """vocalpy/vak (conda-forge's CPU torch): '>>> torch.cuda.is_available()' then 'False'; a Slurm job's
+    'srun python -c ...is_available()...' then '# False' (a job without a GPU requested)."""
+    from cudoctor.explainer.command import explain_stated
+
+    repl = explain_stated(">>> import torch\n>>> torch.cuda.is_available()\nFalse\n", {})
+    assert repl["causes"] and "is_available() False" in repl["root"]["text"]
+    comment = explain_stated('srun python -c "import torch; print(torch.cuda.is_available())"\n# False\n', {})
+    assert comment["causes"]
+    # an answer that is not False, or a False after something else, is no symptom
+    assert rank._answers_joined([(1, ">>> torch.cuda.is_available()"), (2, "True")])[1][1] == "True"
+    assert rank._answers_joined([(1, ">>> x = 3"), (2, "False")])[1][1] == "False"

@@ -123,8 +123,9 @@ def _stated(facts_path: str | None) -> dict[str, Any]:
 
 
 def similar_json(exp: rank.Explanation) -> list[dict[str, Any]]:
-    """The solved public reports most like this log, close enough to show."""
-    if exp.learned is None:
+    """The solved public reports most like this log, close enough to show; none for a log that holds
+    nothing to explain."""
+    if exp.learned is None or not exp.causes:
         return []
     return [
         {

@@ -115,7 +115,7 @@ def pasted_excerpt(
         fallback is not None
         and scan.lines <= PASTED_LINES
         and learned is not None
-        and any(h.score >= similar.SHOW_AT for h in learned.hits)
+        and any(h.score >= similar.EXCERPT_AT for h in learned.hits)
     )
 
 
@@ -131,12 +131,29 @@ def fallback_root(scan: ScanResult) -> tuple[int, str] | None:
     """With no signature match: the last line that looks like an exception, else the last line that
     tells a failure in other words, else the last line; known harmless lines are passed over (None
     when they are all the log has)."""
-    lines = scan.plain_tail()
+    lines = _answers_joined(scan.plain_tail())
     for rx in (ERROR_LOOKING, SYMPTOM):
         for n, raw in reversed(lines):
             if rx.search(raw.rstrip("\r\n")):
                 return n, raw.rstrip()
     return lines[-1] if lines else None
+
+
+# A check's answer printed on the line after it, as a REPL or a notebook shows it: '>>> torch.cuda.is_available()'
+# then 'False' (or '# False', '0')
+ASKED = re.compile(r"is_available\(\)|device_count\(\)|is_built_with_cuda\(\)|list_physical_devices\(", re.I)
+ANSWER = re.compile(r"^\W*(?:False|0|\[\])\W*$")
+
+
+def _answers_joined(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """Each bare answer joined to the call it answers ('torch.cuda.is_available() False'), so that it reads
+    as the symptom it is."""
+    out = []
+    for i, (n, raw) in enumerate(lines):
+        if i and ANSWER.match(raw) and ASKED.search(lines[i - 1][1]):
+            raw = f"{lines[i - 1][1].rstrip()} {raw.strip()}"
+        out.append((n, raw))
+    return out
 
 
 # torch's Windows DLLs that depend on no CUDA library, only on the Visual C++ runtime and on each other

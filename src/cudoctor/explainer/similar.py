@@ -13,7 +13,9 @@ from collections.abc import Iterable, Sequence
 
 from cudoctor.explainer import corpus, tokens
 
-SHOW_AT = 0.25  # below this cosine a report is not like this log: nothing is shown
+SHOW_AT = 0.15  # below this cosine a report is not like this log: nothing is shown (cross-validated: docs/explain.md)
+# a log of a few lines with no error in its words is explained as a solved report only when one is this close
+EXCERPT_AT = 0.25
 VOTE_K = 5  # reports whose causes vote
 
 

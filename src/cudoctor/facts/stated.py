@@ -351,7 +351,9 @@ def os_facts(text: str) -> list[Fact]:
 # A container started without the GPUs: 'docker run ... (no --gpus)', plain docker rather than nvidia-docker,
 # or nvidia-smi missing inside it.
 NO_GPUS_PASSED = re.compile(
-    r"no --gpus|without --gpus|plain docker|not nvidia-docker|nvidia-smi: command not found|nvidia-smi\W+(?:is )?not found",
+    r"no --gpus|without --gpus|plain docker|not nvidia-docker|nvidia-smi: command not found|nvidia-smi\W+(?:is )?not found"
+    # a docker run command that asks for no GPU (no --gpus, no nvidia runtime, no NVIDIA_VISIBLE_DEVICES)
+    r"|(?<![\w-])docker run\b(?![^\n]*(?:--gpus|\bgpus?\b|runtime[= ]?nvidia|NVIDIA_VISIBLE_DEVICES|--device))",
     re.I,
 )
 
