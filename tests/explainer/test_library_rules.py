@@ -132,5 +132,8 @@ def test_a_library_cuda_10_1_installs_outside_its_toolkit_reads_as_off_the_path(
     other = explain_text(line, {"framework_version": "tensorflow 2.3.0", "system_cuda": "10.2"})
     assert not any("outside the toolkit" in r for c in other.causes for r in c.reasons)
     # CUDA 10.0's soname (mozilla/DeepSpeech#2861: a build for 10.0 on a 10.1 install) is another file
-    ten = explain_text("ImportError: libcublas.so.10.0: cannot open shared object file: No such file or directory\n", {"system_cuda": "10.1"})
+    ten = explain_text(
+        "ImportError: libcublas.so.10.0: cannot open shared object file: No such file or directory\n",
+        {"system_cuda": "10.1"},
+    )
     assert top(ten)[0] == "cuda-libs-missing"
