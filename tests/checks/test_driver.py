@@ -176,3 +176,10 @@ def test_a_native_windows_driver_is_held_to_windows_floors() -> None:
     assert finding_ids(run_check("driver-too-old", linux)) == []  # 450.80.02 is Linux's floor
     old = stated({"os": "Windows 7", "framework_version": "torch 1.2.0+cu100", "driver": "342.01"})
     assert "411.31" in run_check("driver-too-old", old).findings[0].title
+
+
+def test_a_bare_cuda_major_takes_the_majors_floor_and_11_0_its_own() -> None:
+    from cudoctor import knowledge
+
+    assert knowledge.driver_floor("11")[0] == knowledge.minor_compat_floor(11)
+    assert knowledge.driver_floor("11.0")[0] == "450.36.06"

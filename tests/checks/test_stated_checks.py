@@ -164,5 +164,32 @@ def test_tensorflows_report_of_two_driver_versions_is_a_stale_libcuda() -> None:
 def test_a_docker_run_command_without_gpus_is_a_container_started_without_them() -> None:
     """zhxu-cuhk/TopoBoundary: 'sudo docker run -it zhxu_topoboundary', then nvidia-smi not found inside."""
     assert "no-gpu-visible" in _fired({"container": "sudo docker run -it zhxu_topoboundary"})
-    for asked in ("docker run --gpus all -it img", "docker run --runtime=nvidia img", "nvidia-docker run img"):
+    for asked in (
+        "docker run --gpus all -it img",
+        "docker run --runtime=nvidia img",
+        "nvidia-docker run img",
+    ):
         assert "no-gpu-visible" not in _fired({"container": asked}), asked
+
+
+def test_a_docker_run_that_passes_the_gpus_or_is_only_prose_is_not_read_as_without_them() -> None:
+    """Review of session 40: quoted arguments before --gpus, a continued line, prose about docker run."""
+    for said in (
+        'docker run -v "$PWD":/ws --gpus all -it nvcr.io/nvidia/pytorch:24.01-py3',
+        'docker run -e "NVIDIA_VISIBLE_DEVICES=all" --runtime=nvidia img',
+        "sudo docker run -it --rm \\",
+        "I used docker run with the image from the readme",
+    ):
+        assert "no-gpu-visible" not in _fired({"container": said}), said
+    # the textbook mistake: the -gpu image tag is no --gpus
+    assert "no-gpu-visible" in _fired({"container": "docker run -it tensorflow/tensorflow:latest-gpu python"})
+
+
+def test_pip_pointed_at_pytorchs_cuda_index_on_windows_is_no_cpu_wheel() -> None:
+    facts = {
+        "os": "Windows 10",
+        "gpu": "RTX 3060",
+        "framework_version": "torch 2.0.1",
+        "other": "pip install torch --extra-index-url https://download.pytorch.org/whl/cu118\nLooking in indexes: https://pypi.org/simple, https://download.pytorch.org/whl/cu118",
+    }
+    assert "cpu-only-build" not in _fired(facts)

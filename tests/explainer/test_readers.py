@@ -720,3 +720,15 @@ def test_a_library_that_could_not_be_loaded_takes_its_causes_from_the_library_ta
     assert driver is not None and max(driver, key=driver.__getitem__) == "no-gpu-visible"
     assert readers.library_causes("libfoo.so.1") is None
     assert readers.library_causes("model.pt") is None
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "cc1: error: '-fcf-protection' is not compatible with this target",  # gcc's cc1, no capability
+        "Your GPU (compute capability 8.6) is supported. Flash attention is not supported on CPU.",
+        "sm_80 detected; torch.compile is not supported on Python 3.12",
+    ],
+)
+def test_a_refusal_in_another_sentence_than_the_architecture_is_no_arch_reading(line: str) -> None:
+    assert _by("capability", line) == []

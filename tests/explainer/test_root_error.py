@@ -196,3 +196,32 @@ def test_an_answer_on_the_line_after_its_check_reads_as_the_symptom() -> None:
     # an answer that is not False, or a False after something else, is no symptom
     assert rank._answers_joined([(1, ">>> torch.cuda.is_available()"), (2, "True")])[1][1] == "True"
     assert rank._answers_joined([(1, ">>> x = 3"), (2, "False")])[1][1] == "False"
+
+
+def test_the_root_is_the_first_line_that_says_it() -> None:
+    """NVIDIA/nccl-tests#287: every rank prints the same NCCL line; taichi-dev/taichi#7826: a warning re-raises
+    the error line above it. The first saying of it is the root."""
+    lines = [
+        (1, "GENOA-06:4766:4780 [0] NCCL INFO ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem 79856"),
+        (2, "GENOA-06:4766:4781 [1] NCCL INFO ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem 79856"),
+    ]
+    assert rank._first_saying(lines, 2, lines[1][1])[0] == 1
+    other = [
+        (1, "[E 04/17/23] loading model weights from disk now"),
+        (2, "RuntimeError: Function X not found"),
+    ]
+    assert rank._first_saying(other, 2, other[1][1])[0] == 2
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        ">>> import torch\n>>> torch.cuda.device_count()\n0\n",
+        ">>> tf.config.list_physical_devices('GPU')\n[]\n",
+        "In [3]: torch.cuda.is_available()\nOut[3]: False\n",
+    ],
+)
+def test_a_count_of_zero_or_an_empty_device_list_after_its_check_is_a_symptom(log: str) -> None:
+    from cudoctor.explainer.command import explain_stated
+
+    assert explain_stated(log, {})["causes"]

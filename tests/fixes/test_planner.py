@@ -625,3 +625,10 @@ def test_jax_on_native_windows_is_sent_to_wsl2_not_to_a_cuda_extra() -> None:
     assert any(
         "jax[cuda12]" in p for p in planner.plan("cpu-only-build", ["pip install -U 'jax[cuda12]'"], linux)
     )
+
+
+def test_a_step_that_names_cuda_compat_beside_other_advice_keeps_it_on_a_geforce() -> None:
+    step = "Or use an image tag built on an older CUDA that your driver supports, or NVIDIA_DISABLE_REQUIRE=1 on a datacenter GPU with the cuda-compat package"
+    (kept,) = planner.plan("driver-too-old", [step], ctx(gpu="NVIDIA GeForce RTX 3090"))
+    assert "an older CUDA that your driver supports" in kept
+    assert planner._compat_on_unsupported_gpu("apt install cuda-compat-12-4", ctx(gpu="RTX 3080Ti"))

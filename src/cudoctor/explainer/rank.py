@@ -99,6 +99,8 @@ SYMPTOM = re.compile(
     r"|\bno module named|\bno (?:\w+ )?(?:devices?|gpus?)\W{0,3}(?:were |was )?(?:found|detected|available)"
     r"|available\W{1,6}(?:0|false)\b|\bwith cuda\W{1,3}false\b|\bdevice count\W{1,3}0\b"
     r"|\b(?:number of gpus|num_gpus|n_gpus?|gpu count)\W{1,3}0\b"  # a GPU count of zero, as a server logs it
+    # a check and its answer, as a REPL shows them joined: device_count() 0, list_physical_devices('GPU') []
+    r"|device_count\(\)\W{1,4}0\b|list_physical_devices\([^)]{0,20}\)\W{1,3}\[\]|is_built_with_cuda\(\)\W{1,3}False\b"
     r"|^\s*\[PhysicalDevice\(name='/physical_device:CPU:0', device_type='CPU'\)\]\s*$",  # TF lists no GPU
     re.I,
 )
@@ -135,14 +137,34 @@ def fallback_root(scan: ScanResult) -> tuple[int, str] | None:
     for rx in (ERROR_LOOKING, SYMPTOM):
         for n, raw in reversed(lines):
             if rx.search(raw.rstrip("\r\n")):
-                return n, raw.rstrip()
+                return _first_saying(lines, n, raw.rstrip())
     return lines[-1] if lines else None
+
+
+# a logger's or a rank's prefix before a message: '[E 04/17/23 11:09:22.656 3152] ', 'host:4766:4780 [0] '
+LINE_PREFIX = re.compile(r"^\S*\s*\[[^\]]{1,60}\]\s+")
+
+
+def _first_saying(lines: list[tuple[int, str]], n: int, text: str) -> tuple[int, str]:
+    """The first line that says what the chosen one says: the same message from another rank, or the one a
+    later line quotes when it re-raises it ('RuntimeError: '[dynamic_loader.cpp...] Function X not found'
+    occurred')."""
+    for m, raw in lines:
+        if m >= n:
+            break
+        body = LINE_PREFIX.sub("", raw.strip())
+        if (
+            len(body) >= 25 and body in text and not text.startswith(raw.strip())
+        ):  # not a call its answer joined
+            return m, raw.rstrip()
+    return n, text
 
 
 # A check's answer printed on the line after it, as a REPL or a notebook shows it: '>>> torch.cuda.is_available()'
 # then 'False' (or '# False', '0')
 ASKED = re.compile(r"is_available\(\)|device_count\(\)|is_built_with_cuda\(\)|list_physical_devices\(", re.I)
-ANSWER = re.compile(r"^\W*(?:False|0|\[\])\W*$")
+ANSWER = re.compile(r"^\W*(?:Out\[\d+\]:\s*)?(?:False|0|\[\])\W*$")
+OUT_PROMPT = re.compile(r"^Out\[\d+\]:\s*")  # IPython's output prompt
 
 
 def _answers_joined(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
@@ -151,7 +173,7 @@ def _answers_joined(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
     out = []
     for i, (n, raw) in enumerate(lines):
         if i and ANSWER.match(raw) and ASKED.search(lines[i - 1][1]):
-            raw = f"{lines[i - 1][1].rstrip()} {raw.strip()}"
+            raw = f"{lines[i - 1][1].rstrip()} {OUT_PROMPT.sub('', raw.strip())}"
         out.append((n, raw))
     return out
 

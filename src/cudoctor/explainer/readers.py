@@ -67,9 +67,11 @@ def read_line(text: str) -> list[Reading]:
 # a GPU architecture named beside a word that says nothing was built for it: 'Could not find compatible tinycudann
 # extension for compute capability 87', 'sm_61 is not supported', 'no kernels for compute capability 6.0'
 CAPABILITY = re.compile(
-    r"(?:compute capability|\bcc|\bcuda capability)\s*(?:of\s*)?(?P<cc>\d{1,2}(?:\.\d)?)\b|\b(?P<sm>sm_\d{2,3}[a-z]?)\b",
+    r"(?:compute capability|cuda capability)\s*(?:of\s*)?(?P<cc>\d{1,2}(?:\.\d)?)\b|\bcc[ =:]+(?P<cc2>\d\.\d|\d{2})\b"
+    r"|\b(?P<sm>sm_\d{2,3}[a-z]?)\b",
     re.I,
 )
+SENTENCE_END = re.compile(r"[.;!?](?:\s|$)")  # the refusal must be in the architecture's own sentence
 NOT_FOR_IT = re.compile(
     r"could not find|cannot find|can't find|not compatible|incompatible|not supported|unsupported|does not support"
     r"|doesn't support|no kernels?\b|not built for|not compiled for|no (?:compatible )?binary",
@@ -79,9 +81,14 @@ NOT_FOR_IT = re.compile(
 
 def _capability(line: str) -> list[Reading]:
     m = CAPABILITY.search(line)
-    if m is None or NOT_FOR_IT.search(line) is None:
+    if m is None:
         return []
-    named = m.group("sm") or f"compute capability {m.group('cc')}"
+    ends = [e.end() for e in SENTENCE_END.finditer(line)]
+    start = max((e for e in ends if e <= m.start()), default=0)
+    stop = min((e for e in ends if e > m.end()), default=len(line))
+    if NOT_FOR_IT.search(line, start, stop) is None:
+        return []
+    named = m.group("sm") or f"compute capability {m.group('cc') or m.group('cc2')}"
     return [
         Reading(
             "capability",

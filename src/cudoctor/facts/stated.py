@@ -352,8 +352,10 @@ def os_facts(text: str) -> list[Fact]:
 # or nvidia-smi missing inside it.
 NO_GPUS_PASSED = re.compile(
     r"no --gpus|without --gpus|plain docker|not nvidia-docker|nvidia-smi: command not found|nvidia-smi\W+(?:is )?not found"
-    # a docker run command that asks for no GPU (no --gpus, no nvidia runtime, no NVIDIA_VISIBLE_DEVICES)
-    r"|(?<![\w-])docker run\b(?![^\n]*(?:--gpus|\bgpus?\b|runtime[= ]?nvidia|NVIDIA_VISIBLE_DEVICES|--device))",
+    # a docker run command (an option or an image after it) that asks for no GPU on its line: no --gpus, no nvidia
+    # runtime, no NVIDIA_VISIBLE_DEVICES, no /dev/nvidia device; a line continued with a backslash says nothing
+    r"|(?<![\w-])docker run\s+(?=-|[\w.-]+[:/])"
+    r"(?![^\n]{0,2000}?(?:--gpus|runtime[= ]?nvidia|NVIDIA_VISIBLE_DEVICES|--device[= ]?/dev/nvidia|\\\s*$))",
     re.I,
 )
 
@@ -528,6 +530,7 @@ def _torch_on_jetson(snap: Snapshot, text: str) -> None:
     ):
         return
     why = "PyPI's aarch64 torch wheels carry no CUDA for Jetson GPUs; NVIDIA's Jetson builds (+nvYY.MM) do"
+    info = {k: v for k, v in info.items() if k != "cuda_inferred"}
     snap.add(
         known("framework.torch", {**info, "build": "cpu", "cuda": None, "build_inferred": why}, "stated")
     )
@@ -536,9 +539,10 @@ def _torch_on_jetson(snap: Snapshot, text: str) -> None:
 # PyPI's torch named as such: a wheel file without a local version tag (PyTorch's own index names its builds:
 # torch-2.3.1+cu121-cp39-cp39-win_amd64.whl), or the words 'from PyPI'
 PYPI_TORCH = re.compile(
-    r"\btorch-\d+\.\d+(?:\.\d+)?-cp\d+-\w+-win_amd64\.whl|\b(?:from|on|via|off)\s+(?:the\s+)?PyPI\b|pypi\.org",
+    r"\btorch-\d+\.\d+(?:\.\d+)?-cp\d+-\w+-win_amd64\.whl|\b(?:from|via|off)\s+(?:the\s+)?PyPI\b",
     re.I,
 )
+TORCH_INDEX_NAMED = re.compile(r"download\.pytorch\.org/whl/(?:nightly/)?cu", re.I)
 
 
 def _torch_from_pypi_on_windows(snap: Snapshot, text: str) -> None:
@@ -553,9 +557,13 @@ def _torch_from_pypi_on_windows(snap: Snapshot, text: str) -> None:
         or (info.get("build") not in ("unknown", None) and not info.get("cuda_inferred"))
         or "+" in str(info.get("version") or "")
         or not PYPI_TORCH.search(text)
+        or TORCH_INDEX_NAMED.search(text)  # pip was pointed at PyTorch's CUDA index as well
     ):
         return
     why = "PyPI's torch wheels for Windows are CPU-only; CUDA builds come from PyTorch's index (+cuXXX)"
+    info = {
+        k: v for k, v in info.items() if k != "cuda_inferred"
+    }  # the default wheel it was inferred from is not it
     snap.add(
         known("framework.torch", {**info, "build": "cpu", "cuda": None, "build_inferred": why}, "stated")
     )

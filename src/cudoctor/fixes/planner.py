@@ -419,7 +419,8 @@ def _unpinned_cudnn_of_another_major(step: str, ctx: Context) -> bool:
 
 
 # GPUs that refuse CUDA forward compatibility (cuda-compat): GeForce and TITAN cards, and a log that says so
-CONSUMER_GPU = re.compile(r"geforce|\b(?:gtx|titan)\b|\brtx\s?[2-5]0[5-9]0\b", re.I)
+CONSUMER_GPU = re.compile(r"geforce|\b(?:gtx|titan)\b|\brtx\s?[2-5]0[5-9]0", re.I)
+INSTALLS_COMPAT = re.compile(r"install cuda-compat|forward-compatibility package runs", re.I)
 COMPAT_REFUSED = re.compile(
     r"forward compatibility was attempted on non supported HW|COMPAT_NOT_SUPPORTED|Error 804", re.I
 )
@@ -428,7 +429,7 @@ COMPAT_REFUSED = re.compile(
 def _compat_on_unsupported_gpu(step: str, ctx: Context) -> bool:
     """The forward-compatibility package offered where the GPU refuses it (a GeForce card, or the log's
     error 804 saying it was tried and refused)."""
-    if "cuda-compat" not in step:
+    if not INSTALLS_COMPAT.search(step):  # a step naming it beside other advice keeps that advice
         return False
     return bool(CONSUMER_GPU.search(ctx.gpu or "") or COMPAT_REFUSED.search(ctx.root))
 

@@ -176,7 +176,8 @@ def driver_floor(cuda: str, windows: bool = False) -> tuple[str, str] | None:
     if mm is None:
         return None
     row = driver_row(cuda)
-    own = _floor_of(row, windows) if row else None
+    written_minor = len(versions.parse(cuda) or ()) >= 2  # 'CUDA 11' is the major's floor, '11.0' its own
+    own = _floor_of(row, windows) if row and written_minor else None
     if mm[0] >= 11:
         floor = minor_compat_floor(mm[0], windows)
         # the release's own driver runs it even where that is below the major's compatibility floor (11.0)
