@@ -719,6 +719,10 @@ def test_a_library_that_could_not_be_loaded_takes_its_causes_from_the_library_ta
     driver = readers.library_causes("libcuda.so.1")
     assert driver is not None and max(driver, key=driver.__getitem__) == "no-gpu-visible"
     assert readers.library_causes("libfoo.so.1") is None
+    windows = readers.library_causes("nvinfer_10.dll")  # TensorRT's zip: its lib folder added to PATH by hand
+    assert windows is not None and max(windows, key=windows.__getitem__) == "env-path-misconfig"
+    nvcuda = readers.library_causes("nvcuda.dll")
+    assert nvcuda is not None and max(nvcuda, key=nvcuda.__getitem__) == "no-gpu-visible"
     assert readers.library_causes("model.pt") is None
 
 

@@ -374,15 +374,17 @@ def _libraries() -> list[tuple[re.Pattern[str], dict[str, Any]]]:
 
 
 def library_causes(name: str) -> dict[str, float] | None:
-    """The causes the library table gives a soname that could not be loaded ('libnvinfer.so.8' is
-    TensorRT's, most often installed off the loader's path), or None for a library it does not hold."""
+    """The causes the library table gives a soname or DLL that could not be loaded ('libnvinfer.so.8' and
+    'nvinfer_10.dll' are TensorRT's, most often installed off the loader's path; 'nvcuda.dll' is the
+    driver's), or None for a library it does not hold."""
     m = SONAME.fullmatch(name.strip())
-    if m is None or not m.group(1):
+    base = m and (m.group(1) or m.group(3) or m.group(5))
+    if m is None or not base:
         return None
-    row = next((r for p, r in _libraries() if p.fullmatch(m.group(1))), None)
+    row = next((r for p, r in _libraries() if p.fullmatch(base)), None)
     if row is None:
         return None
-    versioned = bool(m.group(2)) or "unversioned_causes" not in row
+    versioned = bool(m.group(2) or m.group(4) or m.group(5)) or "unversioned_causes" not in row
     return dict(row["causes"] if versioned else row["unversioned_causes"])
 
 
