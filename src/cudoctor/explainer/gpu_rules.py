@@ -192,9 +192,8 @@ def toolkit_too_old_rule(
             f"Install CUDA {span[0]} or newer and build with it (CUDA {cuda}'s nvcc builds up to {newest}): put its "
             "bin/ first on PATH and point CUDA_HOME at it"
         )
-        if (
-            compiler
-        ):  # nvcc itself is older than the architecture: the toolkit is the fault, not a build's list
+        # nvcc itself is older than the architecture: the toolkit is the fault, not a build's list
+        if compiler:
             bump(ranked, "toolchain-not-found", 0.35, reason, fix)
             return
         for cause in ("arch-unsupported", "toolchain-not-found"):

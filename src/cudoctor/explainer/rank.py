@@ -153,9 +153,8 @@ def _first_saying(lines: list[tuple[int, str]], n: int, text: str) -> tuple[int,
         if m >= n:
             break
         body = LINE_PREFIX.sub("", raw.strip())
-        if (
-            len(body) >= 25 and body in text and not text.startswith(raw.strip())
-        ):  # not a call its answer joined
+        # the same words, but not the call an answer was joined to ('>>> torch.cuda.is_available() False')
+        if len(body) >= 25 and body in text and not text.startswith(raw.strip()):
             return m, raw.rstrip()
     return n, text
 

@@ -373,6 +373,17 @@ def _libraries() -> list[tuple[re.Pattern[str], dict[str, Any]]]:
     ]
 
 
+def _library_row(base: str) -> dict[str, Any] | None:
+    """The library table's row of a library named by its base name ('cublas', 'nvinfer', 'cudnn')."""
+    return next((r for p, r in _libraries() if p.fullmatch(base)), None)
+
+
+def _load_causes(row: dict[str, Any], versioned: bool) -> dict[str, float]:
+    """What a library of this row that could not be loaded means: the unversioned name (libcuda.so, a
+    development link) has causes of its own where the table gives them."""
+    return dict(row["causes"] if versioned or "unversioned_causes" not in row else row["unversioned_causes"])
+
+
 def library_causes(name: str) -> dict[str, float] | None:
     """The causes the library table gives a soname or DLL that could not be loaded ('libnvinfer.so.8' and
     'nvinfer_10.dll' are TensorRT's, most often installed off the loader's path; 'nvcuda.dll' is the
@@ -381,11 +392,8 @@ def library_causes(name: str) -> dict[str, float] | None:
     base = m and (m.group(1) or m.group(3) or m.group(5))
     if m is None or not base:
         return None
-    row = next((r for p, r in _libraries() if p.fullmatch(base)), None)
-    if row is None:
-        return None
-    versioned = bool(m.group(2) or m.group(4) or m.group(5)) or "unversioned_causes" not in row
-    return dict(row["causes"] if versioned else row["unversioned_causes"])
+    row = _library_row(base)
+    return None if row is None else _load_causes(row, bool(m.group(2) or m.group(4) or m.group(5)))
 
 
 def _sonames(line: str) -> list[Reading]:
@@ -394,7 +402,7 @@ def _sonames(line: str) -> list[Reading]:
     hits = []
     for m in SONAME.finditer(line):
         base = m.group(1) or m.group(3) or m.group(5) or m.group(6)
-        row = next((r for p, r in _libraries() if p.fullmatch(base)), None)
+        row = _library_row(base)
         if row is None or NOT_THE_FAILURE.search(line, 0, m.start()):
             continue
         if m.group(6):  # named in words: no version
@@ -421,7 +429,7 @@ def _sonames(line: str) -> list[Reading]:
             else {"multiple-toolkits": 0.7, "env-path-misconfig": 0.45, "library-bug": 0.1}
         )
     else:
-        causes = dict(row["causes"] if ver or "unversioned_causes" not in row else row["unversioned_causes"])
+        causes = _load_causes(row, bool(ver))
     facts = {"library": row["id"], "soname": soname}
     if ver:
         facts["wanted"] = ver
@@ -449,7 +457,7 @@ VERSIONED_SYMBOL = re.compile(
 
 def _versioned_symbol(line: str) -> list[Reading]:
     m = VERSIONED_SYMBOL.search(line)
-    row = next((r for p, r in _libraries() if m and p.fullmatch(m.group("base"))), None)
+    row = _library_row(m.group("base")) if m else None
     if m is None or row is None:
         return []
     cuda = f"{m.group('major')}.{m.group('minor')}"

@@ -529,7 +529,15 @@ def _torch_on_jetson(snap: Snapshot, text: str) -> None:
         or (info.get("build") == "cuda" and not info.get("cuda_inferred"))
     ):
         return
-    why = "PyPI's aarch64 torch wheels carry no CUDA for Jetson GPUs; NVIDIA's Jetson builds (+nvYY.MM) do"
+    _cpu_wheel(
+        snap,
+        info,
+        "PyPI's aarch64 torch wheels carry no CUDA for Jetson GPUs; NVIDIA's Jetson builds (+nvYY.MM) do",
+    )
+
+
+def _cpu_wheel(snap: Snapshot, info: dict[str, Any], why: str) -> None:
+    """The stated torch is a CPU wheel, for `why`; the default CUDA wheel it was inferred to be is not it."""
     info = {k: v for k, v in info.items() if k != "cuda_inferred"}
     snap.add(
         known("framework.torch", {**info, "build": "cpu", "cuda": None, "build_inferred": why}, "stated")
@@ -560,12 +568,10 @@ def _torch_from_pypi_on_windows(snap: Snapshot, text: str) -> None:
         or TORCH_INDEX_NAMED.search(text)  # pip was pointed at PyTorch's CUDA index as well
     ):
         return
-    why = "PyPI's torch wheels for Windows are CPU-only; CUDA builds come from PyTorch's index (+cuXXX)"
-    info = {
-        k: v for k, v in info.items() if k != "cuda_inferred"
-    }  # the default wheel it was inferred from is not it
-    snap.add(
-        known("framework.torch", {**info, "build": "cpu", "cuda": None, "build_inferred": why}, "stated")
+    _cpu_wheel(
+        snap,
+        info,
+        "PyPI's torch wheels for Windows are CPU-only; CUDA builds come from PyTorch's index (+cuXXX)",
     )
 
 
@@ -705,15 +711,16 @@ def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) ->
         ):
             snap.add(fact)
     _cupy_from_source(snap)
-    _stated_archs(snap, get("framework_version") + "\n" + get("other"))
-    _torch_cpu_said(snap, get("framework_version") + "\n" + get("other"))
-    _torch_from_pypi_on_windows(snap, get("framework_version") + "\n" + get("other"))
+    build_text = get("framework_version") + "\n" + get("other")  # what is said of the build
+    _stated_archs(snap, build_text)
+    _torch_cpu_said(snap, build_text)
+    _torch_from_pypi_on_windows(snap, build_text)
     _torch_on_jetson(snap, " ".join(get(k) for k in ("framework_version", "container", "other")))
     _said(snap, get("other"))
     _jax_on_cpu(snap, get("other"))
     _cpu_without_avx(snap, " ".join([get("other"), get("os"), get("container")]))
-    _stated_packages(snap, get("framework_version") + "\n" + get("other"))
-    _stated_companions(snap, get("framework_version") + "\n" + get("other"))
+    _stated_packages(snap, build_text)
+    _stated_companions(snap, build_text)
     for fact in python_facts(get("python")) + container_facts(
         get("container") + " " + get("other"), "container"
     ):
