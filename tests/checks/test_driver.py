@@ -183,3 +183,38 @@ def test_a_bare_cuda_major_takes_the_majors_floor_and_11_0_its_own() -> None:
 
     assert knowledge.driver_floor("11")[0] == knowledge.minor_compat_floor(11)
     assert knowledge.driver_floor("11.0")[0] == "450.36.06"
+
+
+def test_a_jaxlib_on_a_local_toolkit_needs_its_cudas_own_driver() -> None:
+    """jaxlib 0.1.x/0.3.x ran on a local toolkit, and JAX made the driver a strict floor (no minor-version
+    compatibility): 0.1.74 (CUDA 11.4) on 465.19.01 (CUDA 11.3) fails (jax-ml/jax#8731); a 0.4.x CUDA 11 wheel
+    on the same driver is held to the CUDA 11.x floor; no driver, nothing to compare."""
+    old = stated({"driver": "465.19.01", "framework_version": "jaxlib 0.1.74+cuda11.cudnn82"})
+    r = run_check("driver-too-old", old)
+    assert finding_ids(r) == ["driver-too-old"] and "470.42.01" in r.findings[0].title
+    new = stated({"driver": "465.19.01", "framework_version": "jaxlib 0.4.25+cuda11.cudnn86"})
+    assert outcome("driver-too-old", new) == ("ok", [])
+    assert (
+        outcome("driver-too-old", stated({"framework_version": "jaxlib 0.1.74+cuda11.cudnn82"}))[0]
+        == "unknown"
+    )
+
+
+def test_a_driver_written_as_its_cuda_and_nvidia_dockers_refusal() -> None:
+    """'driver 8.0' is no driver version but the CUDA it runs; nvidia-docker 1.0's 'unsupported CUDA version:
+    driver 8.0 < image 9.0.176' (NVIDIA/nvidia-docker#497) names both sides: the image's CUDA 9.0 needs 384.81."""
+    snap = stated({"driver": "375.66", "container": "nvidia-docker run --rm nvidia/cuda (< image 9.0.176)"})
+    r = run_check("driver-too-old", snap)
+    assert finding_ids(r) == ["container-needs-newer-driver"]
+    assert "384.81" in r.findings[0].fix[0] and "nvidia/cuda:8.0" in r.findings[0].fix[1]
+    assert stated({"driver": "driver 8.0"}).value("driver.cuda_version") == "8.0"
+    fits = stated({"driver": "384.81", "container": "nvidia-docker (< image 9.0.176)"})
+    assert outcome("driver-too-old", fits) == ("ok", [])
+
+
+def test_the_container_field_names_its_images_cuda_in_words_never_the_hosts() -> None:
+    assert stated({"container": "the CUDA 11.2 image"}).value("container.cuda") == "11.2"
+    assert stated({"container": "docker, CUDA 12.2 on the host"}).value("container.cuda") is None
+    # another field's words ('README minimum CUDA 11.6') are not the image's
+    said = stated({"container": "docker", "other": "README minimum CUDA 11.6"})
+    assert said.value("container.cuda") is None

@@ -9,6 +9,7 @@ import pytest
 
 from cudoctor import knowledge
 from cudoctor.model import Severity
+from tests.checks.helpers import outcome
 from tests.conftest import finding_ids, run_check, stated
 
 SUPPORT = [
@@ -157,3 +158,46 @@ def test_tensorflow_2_3_has_no_code_for_compute_capability_5_0_and_jits_on_turin
         ).findings
         == ()
     )
+
+
+def test_a_gpu_below_every_official_build_of_the_framework() -> None:
+    """TensorFlow's and JAX's GPU builds never went below compute capability 3.5: a GRID K520 (3.0) gets nothing
+    from any release, even one not named (tensorflow/tensorflow#25); a 3.5 GPU is not flagged by this rule; a CPU
+    build is not; no GPU, nothing to compare."""
+    k520 = stated(
+        {
+            "gpu": "GRID K520",
+            "compute_capability": "3.0",
+            "framework_version": "TensorFlow GPU pip binary (Nov 2015)",
+        }
+    )
+    r = run_check("arch-unsupported", k520)
+    assert finding_ids(r) == ["arch-unsupported"] and "3.5" in r.findings[0].title
+    assert "build it from source" in r.findings[0].fix[0]
+    jax = stated({"gpu": "Quadro K4000", "framework_version": "jaxlib (2019 GPU wheels)"})
+    assert finding_ids(run_check("arch-unsupported", jax)) == ["arch-unsupported"]
+    k40 = stated({"gpu": "Tesla K40m", "framework_version": "TensorFlow GPU pip binary"})
+    assert finding_ids(run_check("arch-unsupported", k40)) == []
+    cpu = stated({"gpu": "GRID K520", "compute_capability": "3.0", "framework_version": "tensorflow-cpu"})
+    assert finding_ids(run_check("arch-unsupported", cpu)) == []
+    assert outcome("arch-unsupported", stated({"framework_version": "tensorflow"}))[0] == "unknown"
+
+
+@pytest.mark.parametrize(
+    ("name", "cc"),
+    [
+        ("GeForce GT 540M (GF108M)", "2.1"),
+        ("Quadro P2000 (GP106GL)", "6.1"),
+        ("NVIDIA GB202", "12.0"),
+        ("an old Fermi card", "2.0"),
+        ("TU117", "7.5"),
+    ],
+)
+def test_chip_codes_and_single_cc_architectures_give_a_compute_capability(name: str, cc: str) -> None:
+    hit = knowledge.gpu_cc(name)
+    assert hit is not None and hit[0] == cc
+
+
+@pytest.mark.parametrize("name", ["Kepler GPU", "Pascal card", "Blackwell GPU", "GFX 1030"])
+def test_architectures_of_several_compute_capabilities_give_none(name: str) -> None:
+    assert knowledge.gpu_cc(name) is None

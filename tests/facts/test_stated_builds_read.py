@@ -251,3 +251,38 @@ def test_collect_envs_no_driver_is_a_driver_absent() -> None:
     assert snap.status("driver.version").value == "absent"
     stated = from_stated({"driver": "450.80", "other": "Nvidia driver version: No CUDA"})
     assert stated.value("driver.version") == "450.80"  # a stated driver wins
+
+
+@pytest.mark.parametrize(
+    ("text", "version", "cuda"),
+    [
+        # what a build needs of another component is not its own version
+        ("jax (cuda11 wheels, needs CUDA >= 11.8 and cuDNN >= 8.6)", None, "11.8"),
+        ("torch 2.1 (needs Python>=3.8)", "2.1", None),
+        ("tensorflow 2.15 with CUDA 12.2", "2.15", "12.2"),
+        ("jax cuda12 wheels", None, "12.0"),
+    ],
+)
+def test_a_requirement_is_not_the_frameworks_version(
+    text: str, version: str | None, cuda: str | None
+) -> None:
+    found = stated_builds.framework_info(text, "", None)
+    assert found is not None and found[1]["version"] == version and found[1]["cuda"] == cuda
+
+
+def test_pypi_torch_on_linux_aarch64_is_the_cpu_build() -> None:
+    """PyPI's Linux aarch64 torch wheels are CPU builds (pytorch/pytorch#168065: a GB200 got one from a plain
+    pip install); PyTorch's own index, a Jetson (another rule) or an x86 machine are not read so."""
+    gb200 = {
+        "os": "Linux aarch64",
+        "gpu": "GB200",
+        "framework_version": "torch stable via plain pip install torch",
+    }
+    assert from_stated(gb200).value("framework.torch")["build"] == "cpu"
+    indexed = {
+        **gb200,
+        "framework_version": "torch 2.9.1 (pip install torch --index-url https://download.pytorch.org/whl/cu128)",
+    }
+    assert from_stated(indexed).value("framework.torch")["build"] != "cpu"
+    x86 = {"os": "Ubuntu 22.04 x86_64", "framework_version": "torch 2.9.1 via plain pip install torch"}
+    assert from_stated(x86).value("framework.torch")["build"] == "cuda"

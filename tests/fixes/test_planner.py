@@ -632,3 +632,28 @@ def test_a_step_that_names_cuda_compat_beside_other_advice_keeps_it_on_a_geforce
     (kept,) = planner.plan("driver-too-old", [step], ctx(gpu="NVIDIA GeForce RTX 3090"))
     assert "an older CUDA that your driver supports" in kept
     assert planner._compat_on_unsupported_gpu("apt install cuda-compat-12-4", ctx(gpu="RTX 3080Ti"))
+
+
+def test_on_a_jetson_torch_comes_for_its_jetpack_never_a_desktop_cuda() -> None:
+    """JetPack brings the CUDA a Jetson runs (dusty-nv/jetson-inference#622: a wheel for another JetPack asks
+    for libcudart.so.10.0): the wheel NVIDIA builds for that JetPack; a toolkit from NVIDIA's archive or PyTorch's
+    desktop CUDA wheels contradict it. Thor (JetPack 7) runs NVIDIA's SBSA wheels, so it is not read so."""
+    c = ctx(os="JetPack 4.4", framework_version="torch 1.1.0", gpu="Jetson Nano")
+    assert c.jetpack == "JetPack 4.4"
+    first = steps.for_cause("cuda-libs-missing", c)[0]
+    assert "JetPack 4.4" in first and "download.pytorch.org" not in first
+    assert planner.contradicts(CU126, c)
+    assert planner.contradicts("Install CUDA 10.0: https://developer.nvidia.com/cuda-toolkit-archive", c)
+    assert ctx(gpu="Jetson Thor", os="JetPack 7").jetpack is None
+    assert ctx(gpu="Jetson Orin Nano").jetpack == ""
+    assert ctx(gpu="RTX 4090").jetpack is None
+
+
+def test_a_tensorflow_for_an_old_gpu_is_one_whose_own_builds_hold_it() -> None:
+    """No TensorFlow GPU build goes below compute capability 3.5: for a 3.0 GPU no release is offered (2.3's
+    CUDA 10.1 could build 3.0, but its wheels hold 3.5 and newer)."""
+    assert (
+        steps._tf_for_gpu(ctx(gpu="GRID K520", compute_capability="3.0", framework_version="tensorflow 1.15"))
+        == []
+    )
+    assert steps._tf_for_gpu(ctx(gpu="Tesla K40m", framework_version="tensorflow 1.15"))

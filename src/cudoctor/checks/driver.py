@@ -26,6 +26,10 @@ def driver_too_old(snap: Snapshot) -> list[Finding]:
     windows = view.platform(snap) == "windows"
     for name, info in view.cuda_frameworks(snap):
         floor = knowledge.driver_floor(str(info["cuda"]), windows)
+        strict = jax_builds.strict_driver(info) if name == "jax" else None
+        own = knowledge.release_driver_floor(str(info["cuda"]), windows) if strict else None
+        if strict and own:  # JAX on a local toolkit: the release's own driver, no minor-version compatibility
+            floor = own, f"CUDA {info['cuda']} needs driver >= {own} ({strict})"
         if floor is None:
             continue
         need, rule = floor
@@ -90,9 +94,14 @@ def _image_needs_newer_driver(
                 f"Upgrade the NVIDIA driver to {need} or newer (CUDA {image})"
                 if need
                 else "Upgrade the NVIDIA driver",
-                "Or use an image tag built on an older CUDA that your driver supports (nvidia-smi shows the newest "
-                "CUDA the driver runs), or NVIDIA_DISABLE_REQUIRE=1 on a datacenter GPU with the cuda-compat "
-                "package in the image",
+                (
+                    f"Or use an image tag built on CUDA {driver_cuda} or older, which your driver runs (NVIDIA's "
+                    f"base images: a nvidia/cuda:{driver_cuda} tag)"
+                    if driver_cuda
+                    else "Or use an image tag built on an older CUDA that your driver supports (nvidia-smi shows "
+                    "the newest CUDA the driver runs)"
+                )
+                + ", or NVIDIA_DISABLE_REQUIRE=1 on a datacenter GPU with the cuda-compat package in the image",
             ],
         )
     ]

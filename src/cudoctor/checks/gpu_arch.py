@@ -29,7 +29,11 @@ def arch_unsupported(snap: Snapshot) -> list[Finding]:
             if hit:
                 out.append(hit)
         for name, info in view.frameworks(snap):
-            hit = _no_build_fits(gpu, cc, name, info) or _below_said_floor(gpu, cc, name, info)
+            hit = (
+                _no_build_fits(gpu, cc, name, info)
+                or _below_said_floor(gpu, cc, name, info)
+                or _below_every_release(gpu, cc, name, info)
+            )
             if hit and not any(f.subject == name and f.id == hit.id for f in out):
                 out.append(hit)
     return out
@@ -63,6 +67,34 @@ def _below_said_floor(
         LAYER,
         evidence=[f"the framework's message: {said}"],
         fix=[_arch_fix(name, cc)],
+        subject=name,
+    )
+
+
+def _below_every_release(
+    gpu: dict[str, Any], cc: versions.Version, name: str, info: dict[str, Any]
+) -> Finding | None:
+    """A GPU below the lowest compute capability any official GPU build of the framework has had (a GRID K520,
+    3.0, under a TensorFlow of any release): whichever release it is, none runs on it. Read only where no
+    arch list of the build itself is known."""
+    if info.get("build") == "cpu" or view.framework_archs(name, info)[0]:
+        return None
+    row = knowledge.every_release_floor(name)
+    floor = versions.cc_tuple(row["min_cc"]) if row else None
+    if row is None or floor is None or cc >= floor:
+        return None
+    return finding(
+        "arch-unsupported",
+        "arch-unsupported",
+        Severity.ERROR,
+        f"{gpu.get('name', 'GPU')} (compute capability {versions.cc_str(cc)}) is too old for every official "
+        f"{view.describe(name, info)} GPU build: none has supported below {row['min_cc']}",
+        LAYER,
+        evidence=[f"{row['min_cc']}: {row['source']}"],
+        fix=[
+            f"No official {view.LABEL.get(name, name)} GPU build runs on it: build it from source for compute "
+            f"capability {versions.cc_str(cc)}, or run on the CPU or a newer GPU"
+        ],
         subject=name,
     )
 

@@ -85,3 +85,49 @@ def release_line_cuda(snap: Snapshot) -> list[Finding]:
             )
         )
     return out
+
+
+@check("release-line-cudnn", "cudnn-mismatch", LAYER, requires=("python.packages", "cudnn.versions"))
+def release_line_cudnn(snap: Snapshot) -> list[Finding]:
+    """A library whose release line loads one cuDNN major (onnxruntime-gpu 1.19+: cuDNN 9, before: 8), where
+    every cuDNN here is another major."""
+    installed = snap.value("python.packages") or {}
+    have = sorted({str(v) for v in snap.value("cudnn.versions") or [] if versions.parse(str(v))})
+    majors = {(versions.parse(v) or (0,))[0] for v in have}
+    out = []
+    for package, version in sorted(installed.items()):
+        row = line_of(package, str(version))
+        if row is None or "cudnn_major" not in row or not majors or int(row["cudnn_major"]) in majors:
+            continue
+        want = int(row["cudnn_major"])
+        other = [
+            r
+            for r in knowledge.table("cuda_wheels")["release_line"]
+            if r["package"] == package and r.get("cudnn_major") in majors
+        ]
+        fix = [
+            f"pip install '{r['package']}{r['spec']}'  (its wheels load cuDNN {r['cudnn_major']}, the cuDNN here)"
+            for r in other
+        ]
+        fix.append(
+            f"Or give it cuDNN {want}: pip install 'nvidia-cudnn-cu{row['cuda_major']}=={want}.*' "
+            f"(or NVIDIA's cuDNN {want} for CUDA {row['cuda_major']}, on the loader's path)"
+        )
+        out.append(
+            finding(
+                "release-line-cudnn",
+                "cudnn-mismatch",
+                Severity.ERROR,
+                f"{package} {version} loads cuDNN {want}, but the cuDNN here is {', '.join(have)}: a cuDNN of "
+                f"another major does not load in its place",
+                LAYER,
+                evidence=[
+                    f"{package} {row['spec']}: cuDNN {want} ({row['source'].split(';')[0]})",
+                    f"cuDNN here: {', '.join(have)}",
+                ],
+                fix=fix,
+                generic_fixes=False,
+                subject=package,
+            )
+        )
+    return out

@@ -112,6 +112,12 @@ def _fix(kit: dict[str, Any], soname: str, windows: bool) -> str:
             f"PATH and open a new terminal; Python 3.8+ loads a module's DLLs only from the system folders and "
             f"os.add_dll_directory(r'{root}\\bin'), called before the import"
         )
+    if kit.get("conda"):
+        return (
+            f"Put the conda environment's lib, where its cudatoolkit {version} puts {soname}, on the loader's path: "
+            "export LD_LIBRARY_PATH=$CONDA_PREFIX/lib:$LD_LIBRARY_PATH (for every activation: that line in "
+            "$CONDA_PREFIX/etc/conda/activate.d/env_vars.sh, as TensorFlow's install guide has it)"
+        )
     return (
         f"Put CUDA {version}'s lib64, which holds {soname}, on the loader's path: "
         f"export LD_LIBRARY_PATH={root}/lib64:$LD_LIBRARY_PATH (for every shell: a file in /etc/ld.so.conf.d "

@@ -158,6 +158,9 @@ DRIVER_CUDA_NUMBER = re.compile(
 )
 
 
+BARE_DRIVER_CUDA = re.compile(r"(?<![\w.])v?(\d{1,2}\.\d)(?![\d.])")
+
+
 def driver_facts(text: str, windows: bool = False) -> list[Fact]:
     """The driver's version and the CUDA it runs, as stated (`windows`: a native Windows driver, numbered
     on Windows' scale)."""
@@ -181,6 +184,10 @@ def driver_facts(text: str, windows: bool = False) -> list[Fact]:
                 "stated:driver",
             )
         )
+    elif not m and (
+        bare := BARE_DRIVER_CUDA.search(text)
+    ):  # 'driver 8.0': no driver is numbered so, its CUDA
+        facts.append(known("driver.cuda_version", bare.group(1), "stated:driver"))
     elif m:
         best = knowledge.max_cuda_for_driver(
             m.group(1) if "." in m.group(1) else m.group(1) + ".999", windows
@@ -276,11 +283,18 @@ def toolkit_facts(text: str) -> list[Fact]:
             r"\bcuda(?:toolkit)?\s*(?:version\s*)?v?(\d{1,2})\b(?![.\d])|^\s*(\d{1,2})\b(?![.\d])", rest, re.I
         )
         found = [a or b for a, b in majors]
+    conda = (
+        CONDA_TOOLKIT_SAID.search(text) is not None
+    )  # conda's cudatoolkit: its libraries in $CONDA_PREFIX/lib
     toolkits = [
         {"root": f"(stated) CUDA {v}", "version": v, "found_via": ["stated:system_cuda"], "stated": True}
+        | ({"conda": True} if conda else {})
         for v in _one_per_toolkit(found)
     ]
     return facts + ([known("cuda.toolkits", toolkits, "stated:system_cuda")] if toolkits else [])
+
+
+CONDA_TOOLKIT_SAID = re.compile(r"\bconda\b[^\n]{0,40}\bcuda(?:toolkit|-toolkit)?\b|\bcudatoolkit\b", re.I)
 
 
 def _one_per_toolkit(found: list[str]) -> list[str]:
@@ -334,7 +348,8 @@ def os_facts(text: str) -> list[Fact]:
     """'Windows 10' (native), 'Windows 11, WSL2 Ubuntu 22.04' (Linux under WSL), 'Ubuntu 20.04 in docker'."""
     if DRIVE_PATH.match(text):
         text = f"Windows (paths like {text})"
-    wsl = bool(re.search(r"\bwsl", text, re.I))
+    # 'Windows (native, not WSL)', 'no WSL': a WSL that is denied is not one
+    wsl = bool(re.search(r"(?<!not )(?<!no )(?<!without )\bwsl", text, re.I))
     named = [  # the system named first: 'Linux (Ubuntu; the same install works on Windows)' is Linux
         (m.start(), system)
         for system, pattern in OS_WORDS
@@ -362,13 +377,25 @@ NO_GPUS_PASSED = re.compile(
 
 # The CUDA a container image needs, as nvidia-container-cli checks it (NVIDIA_REQUIRE_CUDA "cuda>=12.8"),
 # or as the image's tag or Dockerfile names it (nvidia/cuda:12.8.0-..., ARG CUDA_VERSION=12.6.0)
-IMAGE_CUDA = re.compile(r"cuda\s*>=\s*(\d+\.\d+)|nvidia/cuda:(\d+\.\d+)|CUDA_VERSION\s*=\s*(\d+\.\d+)", re.I)
+IMAGE_CUDA = re.compile(
+    r"cuda\s*>=\s*(\d+\.\d+)|nvidia/cuda:(\d+\.\d+)|CUDA_VERSION\s*=\s*(\d+\.\d+)|<\s*image\s+(\d+\.\d+)",
+    re.I,
+)  # '< image 9.0.176': nvidia-docker 1.0's 'unsupported CUDA version: driver 8.0 < image 9.0.176'
 
 
-def container_facts(text: str, key: str) -> list[Fact]:
+# the container field naming its image's CUDA in words ('the CUDA 11.2 image', 'default image, CUDA 8.0'),
+# never the host's ('CUDA 12.2 on the host', "the host's CUDA 12.2")
+CONTAINER_SAYS_CUDA = re.compile(
+    r"(?<!host )(?<!host's )\bcuda[\s_-]*v?(\d+\.\d+)(?![\d.])(?!\s+(?:on|of|from)\s+the\s+host)", re.I
+)
+
+
+def container_facts(text: str, key: str, own: str = "") -> list[Fact]:
+    """The container a person names in `text` (`own`: the container field alone, whose words name the image's
+    CUDA where nothing else does)."""
     name = next((name for pattern, name in CONTAINERS if pattern.search(text)), None)
     facts = [known("host.container", name, f"stated:{key}")] if name else []
-    image = IMAGE_CUDA.search(text)
+    image = IMAGE_CUDA.search(text) or CONTAINER_SAYS_CUDA.search(own)
     if image and (name or key == "container"):
         facts.append(known("container.cuda", next(g for g in image.groups() if g), f"stated:{key}"))
     said = NO_GPUS_PASSED.search(text)
@@ -547,7 +574,11 @@ def _cpu_wheel(snap: Snapshot, info: dict[str, Any], why: str) -> None:
 # PyPI's torch named as such: a wheel file without a local version tag (PyTorch's own index names its builds:
 # torch-2.3.1+cu121-cp39-cp39-win_amd64.whl), or the words 'from PyPI'
 PYPI_TORCH = re.compile(
-    r"\btorch-\d+\.\d+(?:\.\d+)?-cp\d+-\w+-win_amd64\.whl|\b(?:from|via|off)\s+(?:the\s+)?PyPI\b",
+    r"\btorch-\d+\.\d+(?:\.\d+)?-cp\d+-\w+-win_amd64\.whl|\b(?:from|via|off|on)\s+(?:the\s+)?(?:default\s+)?PyPI\b"
+    r"|\bdefault\s+PyPI\b|\bPyPI(?:'s)?\s+(?:index|wheel)"
+    # a version said to lack its CUDA tag ('torch==2.5.1 (pip freeze, no +cu local version)'): Windows CUDA
+    # wheels always carry one
+    r"|\b(?:no|without)\s+(?:a\s+|the\s+)?\+cu|\bno\s+cuda\s+(?:local\s+)?(?:tag|suffix)",
     re.I,
 )
 TORCH_INDEX_NAMED = re.compile(r"download\.pytorch\.org/whl/(?:nightly/)?cu", re.I)
@@ -572,6 +603,38 @@ def _torch_from_pypi_on_windows(snap: Snapshot, text: str) -> None:
         snap,
         info,
         "PyPI's torch wheels for Windows are CPU-only; CUDA builds come from PyTorch's index (+cuXXX)",
+    )
+
+
+# a plain `pip install torch` (no PyTorch index named on the line): the wheel PyPI has for the platform
+PLAIN_PIP_TORCH = re.compile(
+    r"\bpip3?\s+install\s+(?:-U\s+|--upgrade\s+)?torch\b(?![^\n]*--(?:extra-)?index-url)", re.I
+)
+AARCH64 = re.compile(r"\b(?:aarch64|arm64|sbsa)\b|\bg[bh]200\b|\bgrace\b", re.I)
+PYPI_AARCH64_CPU_UNTIL = (2, 9)
+
+
+def _torch_from_pypi_on_aarch64(snap: Snapshot, text: str, machine: str) -> None:
+    """A torch on Linux aarch64 (a Grace server, a GB200), stated as PyPI's wheel: PyPI's aarch64 torch wheels
+    are CPU builds (CUDA ones come from download.pytorch.org/whl/cuXXX), through 2.9 at least."""
+    info = snap.value("framework.torch")
+    version = versions.major_minor(str((info or {}).get("version") or ""))
+    if (
+        not isinstance(info, dict)
+        or not AARCH64.search(machine)
+        or JETSON.search(machine)  # _torch_on_jetson's
+        or (info.get("build") not in ("unknown", None) and not info.get("cuda_inferred"))
+        or "+" in str(info.get("version") or "")
+        or (version is not None and version > PYPI_AARCH64_CPU_UNTIL)
+        or not (PYPI_TORCH.search(text) or PLAIN_PIP_TORCH.search(text))
+        or TORCH_INDEX_NAMED.search(text)
+    ):
+        return
+    _cpu_wheel(
+        snap,
+        info,
+        "PyPI's Linux aarch64 torch wheels are CPU builds; CUDA ones come from PyTorch's index "
+        "(download.pytorch.org/whl/cuXXX; pytorch/pytorch#168065)",
     )
 
 
@@ -716,13 +779,14 @@ def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) ->
     _torch_cpu_said(snap, build_text)
     _torch_from_pypi_on_windows(snap, build_text)
     _torch_on_jetson(snap, " ".join(get(k) for k in ("framework_version", "container", "other")))
+    _torch_from_pypi_on_aarch64(snap, build_text, " ".join(get(k) for k in ("os", "gpu", "other")))
     _said(snap, get("other"))
     _jax_on_cpu(snap, get("other"))
     _cpu_without_avx(snap, " ".join([get("other"), get("os"), get("container")]))
     _stated_packages(snap, build_text)
     _stated_companions(snap, build_text)
     for fact in python_facts(get("python")) + container_facts(
-        get("container") + " " + get("other"), "container"
+        get("container") + " " + get("other"), "container", get("container")
     ):
         snap.add(fact)
     for key in ("python", "container", "other"):

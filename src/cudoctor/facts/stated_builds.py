@@ -75,6 +75,12 @@ NO_CUDA = re.compile(
 )  # a build's CUDA, as tools print "none"
 TORCH_VARIANT = re.compile(r"\b(cu\d{2,3})\b|\+(cu\d{2,3})")
 # conda's CUDA pin beside the framework ('pytorch (conda, cudatoolkit=10.2)', 'pytorch-cuda=11.8'): the build's CUDA
+# what a build needs of another component ('needs CUDA >= 11.8 and cuDNN >= 8.6', 'Python>=3.9'): those
+# numbers are not the framework's own version
+REQUIREMENT = re.compile(
+    r"\b(?:cuda|cudnn|python|driver|gcc|glibc|numpy|nccl)\s*(?:>=|<=|>|<|==|≥|≤)\s*v?\d+(?:\.\d+)*", re.I
+)
+NEEDS_CUDA = re.compile(r"\bcuda\s*(?:>=|≥)\s*v?(\d+\.\d+)", re.I)
 CONDA_TOOLKIT = re.compile(
     r"\b(?:cudatoolkit|pytorch-cuda|cuda-version)\s*(?:==|=|\s)\s*(\d+\.\d+)(?:\.\d+)*", re.I
 )
@@ -198,7 +204,9 @@ def framework_info(version_text: str, cuda_text: str, hint: str | None) -> tuple
     cudnn_built = cudnn_built_with(version_text)  # 'tensorflow (compiled with cuDNN 8.1.0)'
     written_cuda = CUDA_WRITTEN.search(version_text)  # 'torch 1.12 (CUDA 11.6 build)'
     toolkit = CONDA_TOOLKIT.search(version_text)
-    bare = CUDA_WRITTEN.sub(" ", BUILT_CUDNN.sub(" ", CONDA_TOOLKIT.sub(" ", version_text)))
+    bare = CUDA_WRITTEN.sub(
+        " ", BUILT_CUDNN.sub(" ", CONDA_TOOLKIT.sub(" ", REQUIREMENT.sub(" ", version_text)))
+    )
     # the version written after the framework's own word ('vllm 0.9.1 (pip) with torch 2.7.0'), else the first
     vm = _own_version(name, bare) or _first_version(name, bare)
     row, cuda = package_row(version_text, name)
@@ -217,6 +225,9 @@ def framework_info(version_text: str, cuda_text: str, hint: str | None) -> tuple
         info["cuda"] = toolkit.group(1)
     if info["cuda"] is None and written_cuda:
         info["cuda"] = written_cuda.group(1)
+    needs = NEEDS_CUDA.search(version_text)  # 'cuda11 wheels, needs CUDA >= 11.8': the build's own floor
+    if needs and (info["cuda"] is None or info["cuda"] == f"{needs.group(1).split('.')[0]}.0"):
+        info["cuda"] = ".".join(needs.group(1).split(".")[:2])
     if cudnn_built:
         info["cudnn"] = cudnn_built
     if name == "jax":

@@ -59,6 +59,9 @@ class Context:
     pythonpath_copy: str | None = None  # the PYTHONPATH entry the framework is imported from, if it is
     image: str | None = None  # the framework comes with this container image ('the nvcr.io/... image')
     root: str = ""  # the log's root error line: a setting or tool it names is relevant whatever the framework
+    # a Jetson whose CUDA comes with JetPack (not Thor's JetPack 7, which runs the SBSA wheels): 'JetPack 4.4',
+    # or '' where the JetPack is not stated; None: not a Jetson
+    jetpack: str | None = None
 
     @property
     def cuda_major(self) -> int | None:
@@ -128,7 +131,27 @@ def context(
         symbol_cuda=facts.get("symbol_cuda"),
         pythonpath_copy=view.pythonpath_entry(info, snap),
         image=str(info["cuda_libs"]) if "image" in str(info.get("cuda_libs") or "") else None,
+        jetpack=_jetpack(snap),
     )
+
+
+JETSON = re.compile(r"jetson|\borin\b|\bxavier\b|\btx2\b|\bl4t\b|jetpack", re.I)
+JETPACK = re.compile(r"jetpack\s*v?(\d+(?:\.\d+)*)", re.I)
+
+
+def _jetpack(snap: Snapshot) -> str | None:
+    """The JetPack a Jetson runs ('JetPack 4.4'), '' where it is not said, None where the machine is no
+    Jetson or one whose CUDA is not JetPack's own (Thor, JetPack 7: NVIDIA's SBSA wheels run there)."""
+    said = " ".join(
+        [str(g.get("name") or "") for g in view.gpus(snap)]
+        + [str((snap.value("host.os") or {}).get("name") or "")]
+    )
+    if not JETSON.search(said) or re.search(r"\bthor\b", said, re.I):
+        return None
+    m = JETPACK.search(said)
+    if m and (versions.parse(m.group(1)) or (0,))[0] >= 7:
+        return None
+    return f"JetPack {m.group(1)}" if m else ""
 
 
 def plan(
@@ -426,6 +449,26 @@ COMPAT_REFUSED = re.compile(
 )
 
 
+def _desktop_cuda_on_jetson(step: str, ctx: Context) -> bool:
+    """A desktop CUDA install (a toolkit from NVIDIA's archive, PyTorch's x86/SBSA CUDA wheels, NVIDIA's CUDA
+    wheels) on a Jetson, whose CUDA comes with JetPack."""
+    return ctx.jetpack is not None and bool(DESKTOP_CUDA.search(step))
+
+
+DESKTOP_CUDA = re.compile(
+    r"cuda-toolkit-archive|download\.pytorch\.org/whl/cu|\bnvidia-[a-z-]+-cu1\d\b|\bapt(?:-get)? install cuda-\d",
+    re.I,
+)
+
+
+def _cuda_on_macos(step: str, ctx: Context) -> bool:
+    """A CUDA install on macOS, where NVIDIA's CUDA has not run since 10.2 and no framework ships a CUDA build."""
+    return ctx.platform == "darwin" and bool(DESKTOP_CUDA.search(step) or CUDA_WORDS_MACOS.search(step))
+
+
+CUDA_WORDS_MACOS = re.compile(r"\bcudatoolkit\b|pytorch-cuda|jax\[cuda|\[and-cuda\]|nvidia-smi", re.I)
+
+
 def _compat_on_unsupported_gpu(step: str, ctx: Context) -> bool:
     """The forward-compatibility package offered where the GPU refuses it (a GeForce card, or the log's
     error 804 saying it was tried and refused)."""
@@ -465,6 +508,8 @@ RULES = (
     _unpinned_cudnn_of_another_major,
     _driver_floor_already_met,
     _compat_on_unsupported_gpu,
+    _desktop_cuda_on_jetson,
+    _cuda_on_macos,
     scope.for_other_platform,
     _torch_index_too_new,
     _nvidia_wheel_other_major,

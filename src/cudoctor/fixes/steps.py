@@ -270,9 +270,17 @@ def _tf_for_driver(ctx: Context) -> list[str]:
     return []
 
 
+MACOS_TORCH = (
+    "On macOS PyTorch has no CUDA build: run on the Apple GPU through MPS (device='mps'; "
+    "torch.backends.mps.is_available(), PyTorch 1.12+ on Apple silicon) or on the CPU; an NVIDIA GPU needs Linux or Windows"
+)
+
+
 def cpu_only_build(ctx: Context) -> list[str]:
+    if ctx.platform == "darwin" and ctx.framework in ("torch", None):
+        return [MACOS_TORCH]
     if ctx.framework == "torch":
-        return _torch_install(ctx, "a CUDA build", unknown_ok=True)
+        return _torch_conda(ctx) + _torch_install(ctx, "a CUDA build", unknown_ok=True)
     if ctx.framework == "tensorflow" and ctx.platform == "windows":
         return []  # the tf-windows-cpu-only finding carries the documented steps
     if ctx.framework == "tensorflow":
@@ -280,6 +288,27 @@ def cpu_only_build(ctx: Context) -> list[str]:
     if ctx.framework == "jax":
         return _jax_cuda_wheels(ctx)
     return []
+
+
+CONDA_PLAN = re.compile(r"::(?:pytorch|pyg|torchvision|torchaudio|pytorch-mutex)-\d", re.I)
+
+
+def _torch_conda(ctx: Context) -> list[str]:
+    """Where conda planned the CPU build (the log's root is conda's plan): the same release's CUDA variant asked
+    for in conda's terms, pytorch-cuda (1.13 to 2.5, channel nvidia) or cudatoolkit (before 1.13)."""
+    same = same_release_variant(ctx, unknown_ok=True) if CONDA_PLAN.search(ctx.root) else None
+    if same is None:
+        return []
+    version, variant = same
+    cuda = versions.cuda_from_variant(variant)
+    v = versions.parse(version) or (0,)
+    if v > (2, 5, 99):
+        return []  # PyTorch's conda channel stops at 2.5
+    pin = f"pytorch-cuda={cuda} -c pytorch -c nvidia" if v >= (1, 13) else f"cudatoolkit={cuda} -c pytorch"
+    return [
+        f"conda install pytorch={version} {pin}  (the CUDA variant asked for in the same command, so the solver "
+        f"cannot pick the CPU build; conda remove cpuonly first where conda list shows it)"
+    ]
 
 
 def _tf_cuda_build(ctx: Context) -> list[str]:
@@ -453,6 +482,17 @@ def toolchain_not_found(ctx: Context) -> list[str]:
     wheel = knowledge.nvcc_wheel(cuda)
     if wheel:
         return [f"pip install {wheel}  (ptxas and nvcc of CUDA {cuda}, the CUDA your build was made with)"]
+    row = knowledge.table("tensorflow")["conda_nvcc"]
+    if (
+        ctx.framework == "tensorflow"
+        and ctx.platform != "windows"
+        and ctx.version
+        and versions.satisfies(ctx.version, f">={row['min']}")
+        and versions.satisfies(ctx.version, f"<={row['max']}")
+    ):  # TensorFlow's own guide for these releases
+        return [
+            f"{row['step']}  (TensorFlow {ctx.version}'s install guide: its XLA finds ptxas and libdevice there)"
+        ]
     return [
         f"Put the CUDA {cuda} toolkit's bin directory (it holds ptxas) first on PATH: export PATH=/usr/local/cuda-{cuda}/bin:$PATH "
         f"(install that toolkit if it is missing; NVIDIA ships no ptxas wheel for CUDA {cuda}); "
@@ -492,6 +532,10 @@ def _tf_for_gpu(ctx: Context) -> list[str]:
     for row in table["build"]:  # newest first
         rng = knowledge.toolkit_cc_range(str(row["cuda"]))
         covers = rng is not None and (rng[0] <= ctx.cc <= rng[1] or ctx.cc[0] == rng[1][0])
+        if row.get("archs"):  # the release's own GPU builds, where known, not only what its CUDA could build
+            covers = covers and knowledge.arch_support(ctx.cc, list(row["archs"])) in ("sass", "ptx")
+        floor = versions.cc_tuple(table["every_release"]["min_cc"])
+        covers = covers and (floor is None or ctx.cc >= floor)
         mm = versions.major_minor(str(row["version"]))
         if row["platform"] != "linux" or not covers or mm is None or (have and mm <= have):
             continue
@@ -818,4 +862,18 @@ BY_CAUSE: dict[str, Callable[[Context], list[str]]] = {
 
 def for_cause(cause: str, ctx: Context) -> list[str]:
     rule = BY_CAUSE.get(cause)
-    return rule(ctx) if rule else []
+    jetson = _jetson_torch(ctx) if cause in ("cuda-libs-missing", "cpu-only-build", "cudnn-mismatch") else []
+    return jetson + (rule(ctx) if rule else [])
+
+
+def _jetson_torch(ctx: Context) -> list[str]:
+    """On a Jetson, torch's CUDA libraries come with JetPack: the wheel NVIDIA builds for that JetPack, never a
+    desktop CUDA or PyTorch's own CUDA wheels."""
+    if ctx.jetpack is None or ctx.framework not in ("torch", None):
+        return []
+    which = ctx.jetpack or "your JetPack (cat /etc/nv_tegra_release, or dpkg -l nvidia-jetpack, shows it)"
+    return [
+        f"Install the PyTorch wheel NVIDIA builds for {which}: its CUDA and cuDNN come with JetPack and are not "
+        "swapped; NVIDIA's PyTorch for Jetson wheels (https://forums.developer.nvidia.com/t/pytorch-for-jetson/72048) "
+        "or, from JetPack 6, the Jetson AI Lab's pip index"
+    ]

@@ -139,6 +139,12 @@ def gpu_cc(name: str) -> tuple[str, str] | None:
     return None
 
 
+def every_release_floor(framework: str) -> dict[str, Any] | None:
+    """The lowest compute capability any official GPU build of a framework had ([every_release] of its table)."""
+    name = {"tensorflow": "tensorflow", "jax": "jax"}.get(framework)
+    return dict(table(name)["every_release"]) if name else None
+
+
 def driver_row(cuda: str) -> dict[str, Any] | None:
     mm = versions.major_minor(cuda)
     if mm is None:

@@ -89,3 +89,13 @@ def upgrade_step(driver_cuda: str | None) -> str | None:
         f"Or upgrade the NVIDIA driver to {row['min_driver']} or newer (CUDA {row['cuda_major']}), then "
         f"{row['step']}  (current JAX releases)"
     )
+
+
+def strict_driver(info: dict[str, Any]) -> str | None:
+    """Why a JAX build needs the driver of its CUDA release itself (a jaxlib from before NVIDIA's pip wheels,
+    run on a local toolkit: no minor-version compatibility), else None."""
+    row = table("jax")["local_cuda_driver"]
+    version = str(info.get("jaxlib") or info.get("version") or "").split("+")[0]
+    if versions.parse(version) and versions.satisfies(version, f"<={row['max']}"):
+        return str(row["source"]).split(":")[0]
+    return None
