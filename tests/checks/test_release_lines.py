@@ -75,3 +75,20 @@ def test_a_build_that_names_its_cudnn_against_the_one_loaded() -> None:
     assert "cudnn-mismatch" in fired(facts)
     assert "cudnn-mismatch" not in fired({**facts, "cudnn": "8.9.6"})
     assert "cudnn-mismatch" not in fired({"framework_version": "tensorflow (compiled with cuDNN 8.9.4)"})
+
+
+def test_onnxruntime_gpus_cudnn_major_against_the_cudnn_stated() -> None:
+    """onnxruntime-gpu loads one cuDNN major (9 from 1.19, 8 before; its requirements page: 'built with cuDNN
+    8.x is not compatible with cuDNN 9.x, and vice versa'): 1.21 beside cuDNN 8.8.1 fires, with the release
+    line that loads cuDNN 8 as the first step; beside cuDNN 9 it is silent; with no cuDNN stated, nothing."""
+    facts = {"framework_version": "onnxruntime-gpu 1.21.0", "system_cuda": "12.7", "cudnn": "8.8.1"}
+    found = fired(facts, "release-line-cudnn")
+    assert "cuDNN 9" in found["cudnn-mismatch"][0] and "8.8.1" in found["cudnn-mismatch"][0]
+    steps = next(f.fix for f in api.check(facts, live=False).findings if f.id == "release-line-cudnn")
+    assert "onnxruntime-gpu>=1.7,<1.19" in steps[0]
+    assert not fired({**facts, "cudnn": "9.1.0"}, "release-line-cudnn")
+    assert not fired(
+        {"framework_version": "onnxruntime-gpu 1.21.0", "system_cuda": "12.7"}, "release-line-cudnn"
+    )
+    old = {"framework_version": "onnxruntime-gpu 1.17.1", "system_cuda": "12.4", "cudnn": "9.1.1"}
+    assert "cuDNN 8" in fired(old, "release-line-cudnn")["cudnn-mismatch"][0]

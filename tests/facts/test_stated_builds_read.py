@@ -286,3 +286,18 @@ def test_pypi_torch_on_linux_aarch64_is_the_cpu_build() -> None:
     assert from_stated(indexed).value("framework.torch")["build"] != "cpu"
     x86 = {"os": "Ubuntu 22.04 x86_64", "framework_version": "torch 2.9.1 via plain pip install torch"}
     assert from_stated(x86).value("framework.torch")["build"] == "cuda"
+
+
+def test_a_windows_torch_said_to_lack_its_cuda_tag_is_the_cpu_build_and_not_wsl_is_native() -> None:
+    said = {"os": "Windows", "framework_version": "torch==2.5.1 (pip freeze, no +cu local version)"}
+    assert from_stated(said).value("framework.torch")["build"] == "cpu"
+    assert from_stated({**said, "os": "Linux"}).value("framework.torch")["build"] == "cuda"
+    native = from_stated({"os": "Windows (native, not WSL)"})
+    assert native.value("host.wsl") is False and native.value("host.os")["system"] == "Windows"
+    assert from_stated({"os": "Windows 11, WSL2 Ubuntu 22.04"}).value("host.wsl") is True
+
+
+def test_a_conda_cudatoolkit_is_marked_so_its_libraries_are_looked_for_in_the_environment() -> None:
+    kits = from_stated({"system_cuda": "11.2 (conda install cudatoolkit=11.2)"}).value("cuda.toolkits")
+    assert kits[0]["conda"] is True
+    assert "conda" not in from_stated({"system_cuda": "11.2"}).value("cuda.toolkits")[0]

@@ -657,3 +657,37 @@ def test_a_tensorflow_for_an_old_gpu_is_one_whose_own_builds_hold_it() -> None:
         == []
     )
     assert steps._tf_for_gpu(ctx(gpu="Tesla K40m", framework_version="tensorflow 1.15"))
+
+
+def test_on_macos_the_step_is_mps_and_no_cuda_install() -> None:
+    """PyTorch has no CUDA build for macOS (dwrensha/acronymy-assistant#2: --device mps fixed it)."""
+    c = ctx(os="macOS", gpu="Apple M1 (MacBook Pro)")
+    assert "mps" in steps.for_cause("cpu-only-build", c)[0]
+    assert planner.contradicts(CU126, c) and planner.contradicts(
+        "conda install pytorch-cuda=12.1 -c nvidia", c
+    )
+    assert not planner.contradicts(CU126, ctx(os="Ubuntu 22.04"))
+
+
+def test_a_conda_plan_of_a_cpu_build_gets_the_same_releases_cuda_variant_in_condas_terms() -> None:
+    """pyg-team/pytorch_geometric#8948 (2.2.0: pytorch-cuda from -c nvidia) and pytorch/pytorch#67108 (1.10.0,
+    before pytorch-cuda existed: cudatoolkit); without a conda plan on the root line, no conda step."""
+    plan = "instead it is trying to install pyg/linux-64::pyg-2.5.0-py311_torch_2.2.0_cpu"
+    new = dataclasses.replace(ctx(framework_version="torch 2.2.0"), root=plan)
+    assert "pytorch=2.2.0 pytorch-cuda=12.1 -c pytorch -c nvidia" in steps.for_cause("cpu-only-build", new)[0]
+    old = dataclasses.replace(
+        ctx(framework_version="pytorch 1.10.0 (conda install pytorch cudatoolkit=11.3 -c pytorch)"),
+        root="pytorch/win-64::pytorch-1.10.0-py3.8_cpu_0",
+    )
+    assert "cudatoolkit=11.3" in steps.for_cause("cpu-only-build", old)[0]
+    assert "conda install" not in steps.for_cause("cpu-only-build", ctx(framework_version="torch 2.2.0"))[0]
+
+
+def test_tensorflow_2_11_to_2_13_without_libdevice_gets_its_guides_conda_nvcc() -> None:
+    """tensorflow.org/install/pip for 2.11-2.13 (Ubuntu 22.04): conda's cuda-nvcc and XLA_FLAGS; 2.10 is not
+    in that range; on native Windows the step is not offered."""
+    tf211 = ctx(framework_version="tensorflow 2.11", os="Ubuntu 22.04")
+    assert "conda install -c nvidia cuda-nvcc" in steps.for_cause("toolchain-not-found", tf211)[0]
+    assert "xla_gpu_cuda_data_dir=$CONDA_PREFIX/lib" in steps.for_cause("toolchain-not-found", tf211)[0]
+    tf210 = ctx(framework_version="tensorflow 2.10", os="Ubuntu 22.04")
+    assert not any("cuda-nvcc=11.3.58" in s for s in steps.for_cause("toolchain-not-found", tf210))
