@@ -74,11 +74,12 @@ def test_cuda_not_available_on_windows_is_first_the_cpu_wheel_pypi_gives() -> No
 
 def test_a_torch_dll_that_loads_no_cuda_library_is_a_broken_install_first() -> None:
     """Acly/krita-ai-diffusion: c10.dll (which needs only the Visual C++ runtime) could not load on a clean
-    Windows 11; the redistributable fixed it. caffe2_nvrtc.dll stays a CUDA library's matter."""
+    Windows 11; the redistributable fixed it. A torch release's own packaging comes next (the corpus's torch\\lib
+    DLL reports: 7 of 19 fixed by another release). caffe2_nvrtc.dll stays a CUDA library's matter."""
     host = explained(
         'OSError: [WinError 126] The specified module could not be found. Error loading "C:\\\\Users\\\\b\\\\python\\\\lib\\\\site-packages\\\\torch\\\\lib\\\\c10.dll" or one of its dependencies.\n'
     )
-    assert ids(host)[:2] == ["broken-install", "cuda-libs-missing"]
+    assert ids(host)[0] == "broken-install" and "library-bug" in ids(host)[:3]
     cuda = explained(
         'OSError: [WinError 126] The specified module could not be found. Error loading "C:\\\\Python\\\\lib\\\\site-packages\\\\torch\\\\lib\\\\caffe2_nvrtc.dll" or one of its dependencies.\n'
     )

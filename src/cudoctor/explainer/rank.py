@@ -99,6 +99,7 @@ SYMPTOM = re.compile(
     r"|\bno module named|\bno (?:\w+ )?(?:devices?|gpus?)\W{0,3}(?:were |was )?(?:found|detected|available)"
     r"|available\W{1,6}(?:0|false)\b|\bwith cuda\W{1,3}false\b|\bdevice count\W{1,3}0\b"
     r"|\b(?:number of gpus|num_gpus|n_gpus?|gpu count)\W{1,3}0\b"  # a GPU count of zero, as a server logs it
+    r"|\bnumber of (?:cuda |gpu )?devices\W{1,3}(?:is\s+)?0\b"  # a CUDA sample's 'WSL: Number of devices is 0'
     # a check and its answer, as a REPL shows them joined: device_count() 0, list_physical_devices('GPU') []
     r"|device_count\(\)\W{1,4}0\b|list_physical_devices\([^)]{0,20}\)\W{1,3}\[\]|is_built_with_cuda\(\)\W{1,3}False\b"
     r"|^\s*\[PhysicalDevice\(name='/physical_device:CPU:0', device_type='CPU'\)\]\s*$",  # TF lists no GPU
