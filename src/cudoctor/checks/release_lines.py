@@ -40,6 +40,15 @@ def cuda_majors(snap: Snapshot) -> dict[int, str]:
     return found
 
 
+def _lines_loading(package: str, key: str, majors: set[int]) -> list[dict[str, Any]]:
+    """The package's release lines whose `key` (cuda_major, cudnn_major) is one of the majors here."""
+    return [
+        dict(r)
+        for r in knowledge.table("cuda_wheels")["release_line"]
+        if r["package"] == package and key in r and int(r[key]) in majors
+    ]
+
+
 @check("release-line-cuda", CAUSE, LAYER, requires=("python.packages",))
 def release_line_cuda(snap: Snapshot) -> list[Finding]:
     """A library whose release line loads CUDA N, where the CUDA here is another major."""
@@ -54,11 +63,7 @@ def release_line_cuda(snap: Snapshot) -> list[Finding]:
             continue
         want = int(row["cuda_major"])
         here = "; ".join(have[m] for m in sorted(have))
-        other = [
-            r
-            for r in knowledge.table("cuda_wheels")["release_line"]
-            if r["package"] == package and int(r["cuda_major"]) in have
-        ]
+        other = _lines_loading(package, "cuda_major", set(have))
         fix = [
             f"pip install '{r['package']}{r['spec']}'  (its wheels load CUDA {r['cuda_major']}, the CUDA here)"
             for r in other
@@ -100,11 +105,7 @@ def release_line_cudnn(snap: Snapshot) -> list[Finding]:
         if row is None or "cudnn_major" not in row or not majors or int(row["cudnn_major"]) in majors:
             continue
         want = int(row["cudnn_major"])
-        other = [
-            r
-            for r in knowledge.table("cuda_wheels")["release_line"]
-            if r["package"] == package and r.get("cudnn_major") in majors
-        ]
+        other = _lines_loading(package, "cudnn_major", majors)
         fix = [
             f"pip install '{r['package']}{r['spec']}'  (its wheels load cuDNN {r['cudnn_major']}, the cuDNN here)"
             for r in other

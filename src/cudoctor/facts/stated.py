@@ -184,9 +184,8 @@ def driver_facts(text: str, windows: bool = False) -> list[Fact]:
                 "stated:driver",
             )
         )
-    elif not m and (
-        bare := BARE_DRIVER_CUDA.search(text)
-    ):  # 'driver 8.0': no driver is numbered so, its CUDA
+    # 'driver 8.0': no driver is numbered so, it is the CUDA the driver runs
+    elif not m and (bare := BARE_DRIVER_CUDA.search(text)):
         facts.append(known("driver.cuda_version", bare.group(1), "stated:driver"))
     elif m:
         best = knowledge.max_cuda_for_driver(
@@ -283,9 +282,8 @@ def toolkit_facts(text: str) -> list[Fact]:
             r"\bcuda(?:toolkit)?\s*(?:version\s*)?v?(\d{1,2})\b(?![.\d])|^\s*(\d{1,2})\b(?![.\d])", rest, re.I
         )
         found = [a or b for a, b in majors]
-    conda = (
-        CONDA_TOOLKIT_SAID.search(text) is not None
-    )  # conda's cudatoolkit: its libraries in $CONDA_PREFIX/lib
+    # conda's cudatoolkit: its libraries are in $CONDA_PREFIX/lib
+    conda = CONDA_TOOLKIT_SAID.search(text) is not None
     toolkits = [
         {"root": f"(stated) CUDA {v}", "version": v, "found_via": ["stated:system_cuda"], "stated": True}
         | ({"conda": True} if conda else {})
@@ -584,20 +582,24 @@ PYPI_TORCH = re.compile(
 TORCH_INDEX_NAMED = re.compile(r"download\.pytorch\.org/whl/(?:nightly/)?cu", re.I)
 
 
+def _stated_pypi_torch(info: Any, text: str, plain_pip: bool = False) -> bool:
+    """A torch whose build nobody stated (or only inferred), without a local version tag, said to come from
+    PyPI (`plain_pip`: a plain `pip install torch` says so too), with no PyTorch CUDA index named beside it."""
+    return (
+        isinstance(info, dict)
+        and (info.get("build") in ("unknown", None) or bool(info.get("cuda_inferred")))
+        and "+" not in str(info.get("version") or "")
+        and bool(PYPI_TORCH.search(text) or (plain_pip and PLAIN_PIP_TORCH.search(text)))
+        and not TORCH_INDEX_NAMED.search(text)  # pip was pointed at PyTorch's CUDA index as well
+    )
+
+
 def _torch_from_pypi_on_windows(snap: Snapshot, text: str) -> None:
     """A torch on native Windows, stated as PyPI's wheel: PyPI's Windows torch wheels are CPU-only (CUDA
     builds come from download.pytorch.org/whl/cuXXX, whose versions carry +cuXXX)."""
     info = snap.value("framework.torch")
     windows = (snap.value("host.os") or {}).get("system") == "Windows" or "win_amd64" in text
-    if (
-        not isinstance(info, dict)
-        or not windows
-        or snap.value("host.wsl")
-        or (info.get("build") not in ("unknown", None) and not info.get("cuda_inferred"))
-        or "+" in str(info.get("version") or "")
-        or not PYPI_TORCH.search(text)
-        or TORCH_INDEX_NAMED.search(text)  # pip was pointed at PyTorch's CUDA index as well
-    ):
+    if not windows or snap.value("host.wsl") or not _stated_pypi_torch(info, text):
         return
     _cpu_wheel(
         snap,
@@ -620,14 +622,10 @@ def _torch_from_pypi_on_aarch64(snap: Snapshot, text: str, machine: str) -> None
     info = snap.value("framework.torch")
     version = versions.major_minor(str((info or {}).get("version") or ""))
     if (
-        not isinstance(info, dict)
-        or not AARCH64.search(machine)
+        not AARCH64.search(machine)
         or JETSON.search(machine)  # _torch_on_jetson's
-        or (info.get("build") not in ("unknown", None) and not info.get("cuda_inferred"))
-        or "+" in str(info.get("version") or "")
         or (version is not None and version > PYPI_AARCH64_CPU_UNTIL)
-        or not (PYPI_TORCH.search(text) or PLAIN_PIP_TORCH.search(text))
-        or TORCH_INDEX_NAMED.search(text)
+        or not _stated_pypi_torch(info, text, plain_pip=True)
     ):
         return
     _cpu_wheel(

@@ -74,13 +74,13 @@ NO_CUDA = re.compile(
     r"^\s*(?:none|could not collect|cpu|n/a|false)\s*$", re.I
 )  # a build's CUDA, as tools print "none"
 TORCH_VARIANT = re.compile(r"\b(cu\d{2,3})\b|\+(cu\d{2,3})")
-# conda's CUDA pin beside the framework ('pytorch (conda, cudatoolkit=10.2)', 'pytorch-cuda=11.8'): the build's CUDA
 # what a build needs of another component ('needs CUDA >= 11.8 and cuDNN >= 8.6', 'Python>=3.9'): those
 # numbers are not the framework's own version
 REQUIREMENT = re.compile(
     r"\b(?:cuda|cudnn|python|driver|gcc|glibc|numpy|nccl)\s*(?:>=|<=|>|<|==|≥|≤)\s*v?\d+(?:\.\d+)*", re.I
 )
-NEEDS_CUDA = re.compile(r"\bcuda\s*(?:>=|≥)\s*v?(\d+\.\d+)", re.I)
+NEEDS_CUDA = re.compile(r"\bcuda\s*(?:>=|≥)\s*v?(?P<cuda>(?P<major>\d+)\.\d+)", re.I)
+# conda's CUDA pin beside the framework ('pytorch (conda, cudatoolkit=10.2)', 'pytorch-cuda=11.8'): the build's CUDA
 CONDA_TOOLKIT = re.compile(
     r"\b(?:cudatoolkit|pytorch-cuda|cuda-version)\s*(?:==|=|\s)\s*(\d+\.\d+)(?:\.\d+)*", re.I
 )
@@ -226,8 +226,8 @@ def framework_info(version_text: str, cuda_text: str, hint: str | None) -> tuple
     if info["cuda"] is None and written_cuda:
         info["cuda"] = written_cuda.group(1)
     needs = NEEDS_CUDA.search(version_text)  # 'cuda11 wheels, needs CUDA >= 11.8': the build's own floor
-    if needs and (info["cuda"] is None or info["cuda"] == f"{needs.group(1).split('.')[0]}.0"):
-        info["cuda"] = ".".join(needs.group(1).split(".")[:2])
+    if needs and info["cuda"] in (None, f"{needs['major']}.0"):
+        info["cuda"] = needs["cuda"]
     if cudnn_built:
         info["cudnn"] = cudnn_built
     if name == "jax":

@@ -528,13 +528,13 @@ def _tf_for_gpu(ctx: Context) -> list[str]:
         return []
     table = knowledge.table("tensorflow")
     have = versions.major_minor(ctx.version or "")
+    floor = versions.cc_tuple((knowledge.every_release_floor("tensorflow") or {}).get("min_cc"))
     fits = []
     for row in table["build"]:  # newest first
         rng = knowledge.toolkit_cc_range(str(row["cuda"]))
         covers = rng is not None and (rng[0] <= ctx.cc <= rng[1] or ctx.cc[0] == rng[1][0])
         if row.get("archs"):  # the release's own GPU builds, where known, not only what its CUDA could build
             covers = covers and knowledge.arch_support(ctx.cc, list(row["archs"])) in ("sass", "ptx")
-        floor = versions.cc_tuple(table["every_release"]["min_cc"])
         covers = covers and (floor is None or ctx.cc >= floor)
         mm = versions.major_minor(str(row["version"]))
         if row["platform"] != "linux" or not covers or mm is None or (have and mm <= have):

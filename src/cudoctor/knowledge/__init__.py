@@ -141,8 +141,7 @@ def gpu_cc(name: str) -> tuple[str, str] | None:
 
 def every_release_floor(framework: str) -> dict[str, Any] | None:
     """The lowest compute capability any official GPU build of a framework had ([every_release] of its table)."""
-    name = {"tensorflow": "tensorflow", "jax": "jax"}.get(framework)
-    return dict(table(name)["every_release"]) if name else None
+    return dict(table(framework)["every_release"]) if framework in ("tensorflow", "jax") else None
 
 
 def driver_row(cuda: str) -> dict[str, Any] | None:
