@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Held-out figures for `cudoctor explain` over the shipped corpus (threads held out, never a report alone).
 
-    python tools/cv_explain.py [--show-misses] [--only ID,...] [--folds 10]
+    python tools/cv_explain.py [--show-misses] [--only ID,...] [--folds 10] [--by thread|round]
 
 For each report, everything from its thread is held out: the learned model (naive Bayes and logistic
 regression, as shipped) is trained per fold of threads (--folds, 10) without the fold's reports and
@@ -9,7 +9,11 @@ without the signature examples copied from their logs or citing them; the simila
 the thread; and, for the "signatures held out" rows, the matches of every
 signature one of whose examples was copied from the report's log or whose source cites its thread
 are dropped (the signature was written for that case, so it does not count as generalising to it).
-In-sample rows are printed beside them. Stated facts only (no live facts), like
+With --by round, a whole gathering round is held out instead of a thread (the reports of one `rNN-` prefix:
+the model is trained without its round's fold, the search skips every thread of the round, and every signature
+written from any of its reports is dropped); only the rounds' reports are scored (the 312 early rows with
+descriptive ids always train). A round is one topic gathered at one time, so this is the figure nearest to
+what a blind round scores. In-sample rows are printed beside them. Stated facts only (no live facts), like
 shared/eval/score_explain.py. Figures: top1 (confirmed cause first), top3, none (no cause at all).
 """
 
@@ -19,6 +23,7 @@ import argparse
 import collections
 import io
 import os
+import re
 import sys
 import time
 import zlib
@@ -87,9 +92,27 @@ def explain_ids(case: corpus.Report, drop: set[str], ev: evidence.Evidence | Non
     return [c.id for c in exp.causes[:5]]
 
 
+ROUND = re.compile(r"(r\d+[a-z]?)-")
+
+
+def round_of(report: corpus.Report) -> str:
+    """The gathering round a report came from (its id's `rNN-` prefix), or "" for the early rows."""
+    m = ROUND.match(report.id)
+    return m.group(1) if m else ""
+
+
+def group_of(report: corpus.Report) -> str:
+    """What is held out together: the report's round under --by round, else its thread."""
+    return (BY_ROUND and round_of(report)) or report.thread
+
+
+BY_ROUND = False
+HELD = "thread"  # what the printed rows say is held out
+
+
 def fold_of(report: corpus.Report, folds: int) -> int:
-    """A report's fold, by its thread: every report of a thread is held out together."""
-    return zlib.crc32(report.thread.encode("utf-8")) % folds
+    """A report's fold, by its thread (or its round, --by round): a group is held out together."""
+    return zlib.crc32(group_of(report).encode("utf-8")) % folds
 
 
 def fold_models(
@@ -126,6 +149,12 @@ def main() -> int:
     )
     ap.add_argument("--only", default="", help="comma-separated report ids")
     ap.add_argument(
+        "--by",
+        choices=("thread", "round"),
+        default="thread",
+        help="hold out each report's thread (default) or its whole gathering round (the figure nearest a blind round)",
+    )
+    ap.add_argument(
         "--blind",
         metavar="FILE",
         help="score the shipped model, corpus and signatures on reports they never held (a JSONL file "
@@ -134,9 +163,17 @@ def main() -> int:
     args = ap.parse_args()
     if args.blind:
         return blind(args.blind, args.show_misses)
+    global BY_ROUND
+    BY_ROUND = args.by == "round"
+    global HELD
+    HELD = args.by
     reports = corpus.load()
     only = {x for x in args.only.split(",") if x}
-    cases = [r for r in reports if not only or r.id in only]
+    cases = [r for r in reports if (not only or r.id in only) and (not BY_ROUND or round_of(r))]
+    members: dict[str, list[corpus.Report]] = collections.defaultdict(list)
+    for r in reports:
+        members[group_of(r)].append(r)
+    dropped: dict[str, set[str]] = {}
     examples = training.signature_examples()
     report_toks = [(r, tokens.tokens(r.log, r.context)) for r in reports]
     example_toks = [(text, cause, source, tokens.tokens(text)) for text, cause, source in examples]
@@ -148,11 +185,14 @@ def main() -> int:
     for i, case in enumerate(cases, 1):
         model = models[fold_of(case, args.folds)]
         result = scan.scan(io.BytesIO(case.log.encode("utf-8")))
-        held = evidence.gather(result, case.context, model, index, frozenset({case.thread}))
+        group = members[group_of(case)]
+        held = evidence.gather(result, case.context, model, index, frozenset(r.thread for r in group))
         seen = evidence.gather(result, case.context, full_model, index)
-        tallies["learned alone, thread held out"].add(case, list(held.distribution)[:5])
-        tallies["similar reports alone, thread held out"].add(case, list(similar.votes(held.hits))[:5])
-        drop = tainted_signatures(case)
+        tallies[f"learned alone, {HELD} held out"].add(case, list(held.distribution)[:5])
+        tallies[f"similar reports alone, {HELD} held out"].add(case, list(similar.votes(held.hits))[:5])
+        if group_of(case) not in dropped:
+            dropped[group_of(case)] = set().union(*(tainted_signatures(r) for r in group))
+        drop = dropped[group_of(case)]
         tallies["signatures (in-sample)"].add(case, explain_ids(case, set(), None))
         tallies["signatures + learned (in-sample)"].add(case, explain_ids(case, set(), seen))
         tallies["signatures in-sample + learned held out"].add(case, explain_ids(case, set(), held))
