@@ -666,6 +666,20 @@ def test_an_undefined_symbol_in_torch_s_namespace_is_an_extension_built_against_
     assert r.facts["library"] == "torch" and max(r.causes, key=r.causes.__getitem__) == "binary-incompatible"
 
 
+def test_a_namespace_reading_names_the_module_that_lacks_the_symbol() -> None:
+    (torch,) = _by(
+        "symbol",
+        "ImportError: /x/flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi",
+    )
+    assert (torch.facts["namespace"], torch.facts["module"]) == ("torch", "flash_attn_2_cuda")
+    # flownet2-tf#87: a TensorFlow custom op built with another C++ ABI, quoted without its path
+    (tf,) = _by(
+        "symbol",
+        "undefined symbol: _ZN10tensorflow12OpDefBuilder4AttrENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE",
+    )
+    assert tf.facts["namespace"] == "tensorflow" and "module" not in tf.facts
+
+
 @pytest.mark.parametrize(
     "line",
     [
@@ -692,6 +706,12 @@ def test_two_releases_called_incompatible_are_a_compiled_package_of_another_rele
         "OSError: Could not find compatible tinycudann extension for compute capability 87.",
         "RuntimeError: sm_61 is not supported by this build of flash-attn",
         "The GPU has CUDA capability 6.0, which is not compatible with the kernels shipped",
+        # the work needs a newer GPU, in words no signature was written for (corpus: r129, r136, r63, r159)
+        "RuntimeError: GPUs with compute capability below 7.0 are not supported.",
+        "AssertionError: SM80 kernel is not available. make sure you GPUs with compute capability 8.0 or higher.",
+        "AssertionError: Device compute capability 9.x required for FP8 execution.",
+        "RuntimeError: FlashAttention only supports Ampere GPUs or newer.",
+        "RuntimeError: torch._scaled_mm is only supported on CUDA devices with compute capability >= 9.0 or 8.9, or ROCm MI300+",
     ],
 )
 def test_a_compute_capability_something_was_not_built_for_is_an_arch_reading(line: str) -> None:
@@ -732,6 +752,9 @@ def test_a_library_that_could_not_be_loaded_takes_its_causes_from_the_library_ta
         "cc1: error: '-fcf-protection' is not compatible with this target",  # gcc's cc1, no capability
         "Your GPU (compute capability 8.6) is supported. Flash attention is not supported on CPU.",
         "sm_80 detected; torch.compile is not supported on Python 3.12",
+        # a C++ source file and its line number, not a compute capability (corpus: TF-TRT, jaxlib)
+        "2024-06-04 15:42:11.291687: W tensorflow/compiler/tf2tensorrt/utils/py_utils.cc:38] TF-TRT Warning: Could not find TensorRT",
+        "RuntimeError: INTERNAL: CustomCall failed: jaxlib/cuda_prng_kernels.cc:30: operation cudaGetLastError() failed: the provided PTX was compiled with an unsupported toolchain.",
     ],
 )
 def test_a_refusal_in_another_sentence_than_the_architecture_is_no_arch_reading(line: str) -> None:

@@ -173,6 +173,8 @@ def test_a_gpu_count_of_zero_is_a_symptom() -> None:
         "No module named 'mmcv._ext'",  # open-mmlab/mmdetection#3272, pasted alone
         "No devices were found",  # nvidia-smi in a cgroup without the GPUs (pytorch/pytorch#190132)
         "NCCL INFO Call to connect returned Connection refused, retrying",
+        # flownet2-tf#87: the loader's words quoted without the ImportError before them
+        "undefined symbol: _ZN10tensorflow12OpDefBuilder4AttrENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE",
     ],
 )
 def test_a_failure_told_without_the_word_error_looks_like_one(line: str) -> None:

@@ -691,3 +691,23 @@ def test_tensorflow_2_11_to_2_13_without_libdevice_gets_its_guides_conda_nvcc() 
     assert "xla_gpu_cuda_data_dir=$CONDA_PREFIX/lib" in steps.for_cause("toolchain-not-found", tf211)[0]
     tf210 = ctx(framework_version="tensorflow 2.10", os="Ubuntu 22.04")
     assert not any("cuda-nvcc=11.3.58" in s for s in steps.for_cause("toolchain-not-found", tf210))
+
+
+def test_a_module_lacking_a_tensorflow_symbol_is_rebuilt_with_tensorflow_s_own_flags() -> None:
+    """flownet2-tf#87: a custom op built with another C++ ABI than the TensorFlow wheel's; the cause's NumPy and MKL
+    steps do not apply to a symbol the facts place in tensorflow::."""
+    log_facts = {"namespace": "tensorflow", "library": "tensorflow", "module": "correlation"}
+    c = planner.context(from_stated({"framework_version": "tensorflow 1.15"}), log_facts=log_facts)
+    numpy_step = (
+        "Pin the library back to the release the package was built against: pip install 'numpy<2' (NumPy 2)"
+    )
+    out = planner.plan("binary-incompatible", [], c, generic=[numpy_step])
+    assert "tf.sysconfig.get_compile_flags()" in out[0] and "the module correlation" in out[0]
+    assert numpy_step not in out
+    # the same symbol in a JAX log (xla:: is in TensorFlow's row): no TensorFlow rebuild, and NumPy still dropped
+    jax = planner.context(from_stated({"framework_version": "jaxlib 0.4.20"}), log_facts=log_facts)
+    assert planner.plan("binary-incompatible", [], jax, generic=[numpy_step]) == []
+    # no symbol read: the NumPy step stands
+    assert planner.plan(
+        "binary-incompatible", [], ctx(framework_version="tensorflow 2.15"), generic=[numpy_step]
+    ) == [numpy_step]

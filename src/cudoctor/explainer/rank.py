@@ -95,6 +95,7 @@ SYMPTOM = re.compile(
     r"|\b[A-Z]+_ERROR_[A-Z_]+|\b[A-Z]+_STATUS_(?!SUCCESS\b)[A-Z_]+|\(\w+ vs\.? \w+\)"  # a status name; glog's CHECK
     r"|\b(?:cudnn|cublas|cusolver|cusparse)Status(?!Success\b)[A-Z]\w+"  # the same in a wrapper's camel case
     r"|didn't work|does not work|doesn't work|not working|refuse[sd]"
+    r"|\bundefined (?:symbol|reference)\b"  # the loader or the linker, quoted without its ImportError: or ld:
     # something looked for and not there: Python's 'No module named', nvidia-smi's 'No devices were found'
     r"|\bno module named|\bno (?:\w+ )?(?:devices?|gpus?)\W{0,3}(?:were |was )?(?:found|detected|available)"
     r"|available\W{1,6}(?:0|false)\b|\bwith cuda\W{1,3}false\b|\bdevice count\W{1,3}0\b"

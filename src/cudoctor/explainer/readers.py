@@ -19,9 +19,10 @@ for exit-status, knowledge/exit_status.toml):
   and incompatible with jax version 0.4.6"): one was built for another release of the other.
 - symbol: an undefined C++ symbol in a library's namespace (_ZN3c10... is PyTorch's c10::): the module was
   built against another release of that library.
-- capability: a compute capability (or sm_XY) named in a line that says something was not found for it, is
-  not compatible with it or does not support it ("Could not find compatible tinycudann extension for
-  compute capability 87"): a build without code for that GPU.
+- capability: a compute capability (sm_XY, or an architecture's name) in a line that says something was not found
+  for it, is not compatible with it, does not support it, or needs a newer one ("Could not find compatible
+  tinycudann extension for compute capability 87", "GPUs with compute capability below 7.0 are not supported",
+  "FlashAttention only supports Ampere GPUs or newer"): a build without code for that GPU, or work it cannot run.
 - exit-status: how a process ended (a signal, an exit status 128+N, a Windows exception status), read
   by explainer.exit_status in every form a log prints it.
 """
@@ -64,39 +65,48 @@ def read_line(text: str) -> list[Reading]:
     )
 
 
-# a GPU architecture named beside a word that says nothing was built for it: 'Could not find compatible tinycudann
-# extension for compute capability 87', 'sm_61 is not supported', 'no kernels for compute capability 6.0'
+# a GPU architecture named beside a word that says nothing was built for it, or that the work needs a newer one:
+# 'Could not find compatible tinycudann extension for compute capability 87', 'sm_61 is not supported', 'no kernels
+# for compute capability 6.0', 'GPUs with compute capability below 7.0 are not supported', 'SM80 kernel is not
+# available', 'Device compute capability 9.x required', 'FlashAttention only supports Ampere GPUs or newer' (a C++
+# file's line, 'cuda_prng_kernels.cc:30', is no 'cc 30')
 CAPABILITY = re.compile(
-    r"(?:compute capability|cuda capability)\s*(?:of\s*)?(?P<cc>\d{1,2}(?:\.\d)?)\b|\bcc[ =:]+(?P<cc2>\d\.\d|\d{2})\b"
-    r"|\b(?P<sm>sm_\d{2,3}[a-z]?)\b",
+    r"(?:compute capability|cuda capability):?\s*(?:of\s*)?"
+    r"(?:at least\s*|[<>]=?\s*|\u2265\s*|below\s*|under\s*|(?:less|lower|greater|higher) than\s*)?"
+    r"(?P<cc>\d{1,2}(?:\.[\dx])?)\b|(?<![.\w/])cc[ =:]+(?P<cc2>\d\.\d|\d{2})\b"
+    r"|\b(?P<sm>sm_?\d{2,3}[a-z]?)\b"
+    r"|\b(?P<arch>Kepler|Maxwell|Pascal|Volta|Turing|Ampere|Ada Lovelace|Hopper|Blackwell)\b",
     re.I,
 )
 SENTENCE_END = re.compile(r"[.;!?](?:\s|$)")  # the refusal must be in the architecture's own sentence
 NOT_FOR_IT = re.compile(
     r"could not find|cannot find|can't find|not compatible|incompatible|not supported|unsupported|does not support"
-    r"|doesn't support|no kernels?\b|not built for|not compiled for|no (?:compatible )?binary",
+    r"|doesn't support|no kernels?\b|not built for|not compiled for|no (?:compatible )?binary"
+    r"|\brequire[sd]?\b|only support(?:s|ed)\b|too old|or (?:higher|newer|later|above)\b|at least|not available"
+    r"|no longer support|minimum",
     re.I,
 )
 
 
 def _capability(line: str) -> list[Reading]:
-    m = CAPABILITY.search(line)
-    if m is None:
-        return []
     ends = [e.end() for e in SENTENCE_END.finditer(line)]
-    start = max((e for e in ends if e <= m.start()), default=0)
-    stop = min((e for e in ends if e > m.end()), default=len(line))
-    if NOT_FOR_IT.search(line, start, stop) is None:
-        return []
-    named = m.group("sm") or f"compute capability {m.group('cc') or m.group('cc2')}"
-    return [
-        Reading(
-            "capability",
-            {"arch-unsupported": 0.7, "toolchain-not-found": 0.1},
-            f"{named}: the line says nothing here was built for it",
-            {},
-        )
-    ]
+    for m in CAPABILITY.finditer(
+        line
+    ):  # the first architecture whose own sentence refuses it or asks for more
+        start = max((e for e in ends if e <= m.start()), default=0)
+        stop = min((e for e in ends if e > m.end()), default=len(line))
+        if NOT_FOR_IT.search(line, start, stop) is None:
+            continue
+        named = m.group("sm") or m.group("arch") or f"compute capability {m.group('cc') or m.group('cc2')}"
+        return [
+            Reading(
+                "capability",
+                {"arch-unsupported": 0.7, "toolchain-not-found": 0.1},
+                f"{named}: the line says nothing here was built for it, or that the work needs a newer GPU",
+                {},
+            )
+        ]
+    return []
 
 
 # two packages' releases a message calls incompatible ("jaxlib version 0.4.14 is newer than and incompatible with
@@ -124,6 +134,10 @@ def _incompatible_pair(line: str) -> list[Reading]:
     ]
 
 
+# the module that failed to load, named before the symbol: '.../ops/build/correlation.so: undefined symbol'
+MODULE_BEFORE = re.compile(
+    r"(?<![\w-])([\w-]+)(?:\.cpython-[\w-]+|\.abi3)?\.(?:so|pyd|dll)(?:\.[\d.]+)?:\s*undefined symbol"
+)
 MANGLED = re.compile(r"undefined symbol: (?P<symbol>_ZN?[KVr]*(?P<len>\d{1,2})(?P<rest>\w+))")
 
 
@@ -145,7 +159,11 @@ def _mangled_symbol(line: str) -> list[Reading]:
     if row is None or len(first) != int(m.group("len")):
         return []
     what = f"{m.group('symbol')[:60]} is in {row['name']}'s namespace {first}:: and the {row['name']} loaded lacks it"
-    return [Reading("symbol", dict(row["causes"]), what, {"library": row["id"], "symbol": m.group("symbol")})]
+    facts = {"library": row["id"], "symbol": m.group("symbol"), "namespace": row["id"]}
+    module = MODULE_BEFORE.search(line, 0, m.end())
+    if module:
+        facts["module"] = module.group(1)
+    return [Reading("symbol", dict(row["causes"]), what, facts)]
 
 
 def _endings(line: str) -> list[Reading]:

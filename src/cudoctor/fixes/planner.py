@@ -56,6 +56,10 @@ class Context:
     library_range: str | None = None
     # the CUDA release of a symbol the loaded library lacks (__nvJitLinkCreate_12_8)
     symbol_cuda: str | None = None
+    # the library whose C++ namespace an undefined symbol is in ('tensorflow': status_codes.toml [[namespace]]) and
+    # the module that lacks it ('correlation'): that module was built against another release of the library
+    symbol_namespace: str | None = None
+    module: str | None = None
     pythonpath_copy: str | None = None  # the PYTHONPATH entry the framework is imported from, if it is
     image: str | None = None  # the framework comes with this container image ('the nvcr.io/... image')
     root: str = ""  # the log's root error line: a setting or tool it names is relevant whatever the framework
@@ -129,6 +133,8 @@ def context(
         soname=facts.get("soname"),
         library_range=facts.get("cuda_range"),
         symbol_cuda=facts.get("symbol_cuda"),
+        symbol_namespace=facts.get("namespace"),
+        module=facts.get("module"),
         pythonpath_copy=view.pythonpath_entry(info, snap),
         image=str(info["cuda_libs"]) if "image" in str(info.get("cuda_libs") or "") else None,
         jetpack=_jetpack(snap),
@@ -502,8 +508,18 @@ def _reinstall_inside_image(step: str, ctx: Context) -> bool:
 IMAGE_FRAMEWORK = re.compile(r"(?:torch|tensorflow|jax|jaxlib)\b")  # a package PIP_PACKAGE names
 
 
+NUMPY_OR_MKL = re.compile(r"\bnumpy\b|\bmkl\b", re.I)
+
+
+def _abi_of_another_library(step: str, ctx: Context) -> bool:
+    """A NumPy or MKL remedy where the log's missing symbol is in another library's C++ namespace (a
+    TensorFlow custom op lacking a tensorflow:: symbol was built against another TensorFlow, not NumPy)."""
+    return ctx.symbol_namespace is not None and bool(NUMPY_OR_MKL.search(step))
+
+
 RULES = (
     _other_framework,
+    _abi_of_another_library,
     _reinstall_inside_image,
     _unpinned_cudnn_of_another_major,
     _driver_floor_already_met,

@@ -845,7 +845,23 @@ def gpu_oom(ctx: Context) -> list[str]:
     ]
 
 
+def binary_incompatible(ctx: Context) -> list[str]:
+    """A module lacking a symbol in a framework's C++ namespace was built against another release of it: rebuild it
+    the way that framework says (status_codes.toml [[namespace]] rebuild), for the framework the log comes from."""
+    if ctx.symbol_namespace is None or ctx.framework not in (ctx.symbol_namespace, None):
+        return []
+    row = next(
+        (r for r in knowledge.table("status_codes").get("namespace", []) if r["id"] == ctx.symbol_namespace),
+        None,
+    )
+    if row is None or not row.get("rebuild"):
+        return []
+    module = f"the module {ctx.module}" if ctx.module else "the extension that fails to load"
+    return [str(row["rebuild"]).format(module=module)]
+
+
 BY_CAUSE: dict[str, Callable[[Context], list[str]]] = {
+    "binary-incompatible": binary_incompatible,
     "gpu-oom": gpu_oom,
     "cuda-libs-missing": cuda_libs_missing,
     "driver-too-old": driver_too_old,
