@@ -464,6 +464,19 @@ def test_a_gpu_named_by_its_architecture_inside_parentheses_is_one_gpu() -> None
     ]
 
 
+def test_a_geforce_series_of_one_compute_capability_is_that_capability() -> None:
+    """'GeForce GTX 10-series and older' (AUTOMATIC1111/stable-diffusion-webui#17172, scenario set 45): every GTX 10xx
+    is a GP10x at 6.1, every RTX 30xx a GA10x at 8.6, so a series written as people write it names one capability."""
+    gpus = lambda text: [(g["name"], g["cc"]) for g in from_stated({"gpu": text}).value("gpu.devices") or []]  # noqa: E731
+    assert gpus("GeForce GTX 10-series and older")[0] == ("GeForce GTX 10-series", "6.1")
+    assert gpus("RTX 30 series") == [("RTX 30 series", "8.6")] and gpus("RTX 40xx") == [("RTX 40xx", "8.9")]
+    assert gpus("GTX 16 series") == [("GTX 16 series", "7.5")] and gpus("RTX 20xx") == [("RTX 20xx", "7.5")]
+    assert gpus("RTX 50-series") == [("RTX 50-series", "12.0")] and gpus("GTX 9 series") == [
+        ("GTX 9 series", "5.2")
+    ]
+    assert gpus("RTX 3000")[0][1] != "8.6"  # a Quadro RTX 3000 (Turing), not the RTX 30 series
+
+
 def test_a_frameworks_message_pasted_into_the_facts_states_facts() -> None:
     torch_floor = from_stated(
         {
