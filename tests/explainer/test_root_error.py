@@ -227,3 +227,31 @@ def test_a_count_of_zero_or_an_empty_device_list_after_its_check_is_a_symptom(lo
     from cudoctor.explainer.command import explain_stated
 
     assert explain_stated(log, {})["causes"]
+
+
+def test_the_root_is_the_message_not_the_traceback_s_echo_of_the_code() -> None:
+    """facebookresearch/detectron2#460: the traceback prints the raise before the message; both match the same
+    signature, and the message is the root."""
+    log = (
+        'File "/home/xx/anaconda3/envs/tf-gpu/lib/python3.7/site-packages/torch/cuda/__init__.py", line 95, in _check_driver\n'
+        '    raise AssertionError("Torch not compiled with CUDA enabled")\n'
+        "AssertionError: Torch not compiled with CUDA enabled\n"
+    )
+    exp = explain_text(log)
+    assert exp.root is not None and exp.root.text.startswith("AssertionError: Torch not compiled")
+
+
+def test_a_fallback_root_is_never_a_frame_or_the_source_line_of_a_warning() -> None:
+    # turboderp/exllama#33, cut after its traceback: the warning's own line, not its source echo
+    log = (
+        "F:\\ChatIAs\\exllama\\venv\\lib\\site-packages\\torch\\utils\\cpp_extension.py:358: UserWarning: Error checking "
+        "compiler version for cl: [WinError 2] The system cannot find the file specified\n"
+        "  warnings.warn(f'Error checking compiler version for {compiler}: {error}')\n"
+    )
+    line = rank.fallback_root(scan.scan(io.BytesIO(log.encode())))
+    assert line is not None and "UserWarning: Error checking compiler version for cl" in line[1]
+    assert rank.is_echo(
+        '  File "cupy/cuda/memory.pyx", line 37, in cupy.cuda.memory.OutOfMemoryError.__init__'
+    )
+    assert rank.is_echo("frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96")
+    assert not rank.is_echo("AssertionError: Torch not compiled with CUDA enabled")

@@ -54,14 +54,30 @@ class Explanation:
     apart: list[Finding] = dataclasses.field(default_factory=list)  # findings of causes the log does not name
 
 
+# a line a traceback prints about the code, not the error: a Python frame, a C++ backtrace frame, the source line
+# of a raise or a warning (the message itself follows, as 'AssertionError: ...' or 'file.py:12: UserWarning: ...')
+ECHO = re.compile(r"^\s*(?:File \"[^\"]*\", line \d+|frame #\d+:|raise \w|warnings\.warn\()")
+
+
+def is_echo(text: str) -> bool:
+    return ECHO.match(text) is not None
+
+
 def pick_root(matches: list[Match]) -> Match | None:
     """The most specific error match, the earliest among equally specific ones (a framework's verdict that
     its build cannot use the GPU before any: a new build is the fix whatever else failed to load); a warning
-    signature only when no error matched."""
+    signature only when no error matched. Where that is a traceback's echo of the code ('raise
+    AssertionError("Torch not compiled with CUDA enabled")'), the line where the same signature reads the
+    message itself is the root."""
     errors = [m for m in matches if not m.sig.is_context]
     if not errors:
         return None
-    return min(errors, key=lambda m: (m.sig.warning, -m.sig.specificity, not m.sig.unusable_build, m.line))
+    best = min(errors, key=lambda m: (m.sig.warning, -m.sig.specificity, not m.sig.unusable_build, m.line))
+    if is_echo(best.text):
+        said = [m for m in errors if m.sig.id == best.sig.id and not is_echo(m.text)]
+        if said:
+            return min(said, key=lambda m: m.line)
+    return best
 
 
 def relevant(matches: list[Match]) -> list[Match]:
@@ -138,7 +154,7 @@ def fallback_root(scan: ScanResult) -> tuple[int, str] | None:
     lines = _answers_joined(scan.plain_tail())
     for rx in (ERROR_LOOKING, SYMPTOM):
         for n, raw in reversed(lines):
-            if rx.search(raw.rstrip("\r\n")):
+            if rx.search(raw.rstrip("\r\n")) and not is_echo(raw):
                 return _first_saying(lines, n, raw.rstrip())
     return lines[-1] if lines else None
 
