@@ -329,3 +329,14 @@ def test_applications_name_one_of_the_four_frameworks_and_match_their_own_names(
         assert knowledge.application_framework(name) == "torch", name
     for name in ("TensorRT", "onnxruntime-gpu", "my comfy chair"):
         assert knowledge.application_framework(name) is None, name
+
+
+def test_the_pypi_default_torch_is_the_cuda_its_wheel_pins() -> None:
+    """tools/read_pypi_torch.py read each default Linux wheel's metadata (nvidia-cuda-runtime-cu12==12.4.127 for
+    2.6.0, cuda-toolkit[cudart]==13.0.2 for 2.14): where the table only believed a default, the newest variant was
+    taken, which for 2.6.0 (cu126) and 2.10.0 (cu130) is not what `pip install torch` gives."""
+    from cudoctor import knowledge
+
+    wheel_pins = {"2.1.2": "cu121", "2.4.1": "cu121", "2.5.1": "cu124", "2.6.0": "cu124", "2.10.0": "cu128"}
+    assert {v: knowledge.torch_default_variant(v) for v in wheel_pins} == wheel_pins
+    assert knowledge.torch_default_variant("2.14.1") == "cu130"
