@@ -581,3 +581,16 @@ def test_the_frameworks_own_answer_that_it_has_no_cuda_makes_a_cpu_build() -> No
     assert build("TensorFlow 2.3 (tf.test.is_built_with_cuda() returns False)") == "cpu"  # set 27
     assert build("tensorflow 2.15.0 cuda120py311h5cbd639_1") == "cuda"
     assert build("tensorflow 2.4, tf.test.is_built_with_cuda() True") == "cuda"
+
+
+def test_a_vllm_release_stated_alone_runs_the_torch_its_wheel_pins() -> None:
+    """vllm 0.4.3's metadata pins torch == 2.3.0 (torch_pins.toml, read from the package index), whose default wheel
+    is CUDA 12.1: a 470 driver is then too old, which nothing said while the torch was unknown."""
+    torch = from_stated({"framework_version": "vllm 0.4.3", "driver": "470.82"}).value("framework.torch")
+    assert (torch["version"], torch["cuda"], torch["pinned_by"]) == ("2.3.0", "12.1", "vllm 0.4.3")
+    assert (
+        from_stated({"framework_version": "vllm==0.6.3.post1"}).value("framework.torch")["version"] == "2.4.0"
+    )
+    stated = from_stated({"framework_version": "vllm 0.7.3, torch 2.5.1+cu124"}).value("framework.torch")
+    assert stated["version"] == "2.5.1+cu124" and "pinned_by" not in stated  # a torch stated beside it wins
+    assert from_stated({"framework_version": "vllm 0.0.1"}).value("framework.torch") is None  # pins none

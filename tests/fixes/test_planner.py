@@ -711,3 +711,28 @@ def test_a_module_lacking_a_tensorflow_symbol_is_rebuilt_with_tensorflow_s_own_f
     assert planner.plan(
         "binary-incompatible", [], ctx(framework_version="tensorflow 2.15"), generic=[numpy_step]
     ) == [numpy_step]
+
+
+def test_no_step_swaps_the_torch_a_package_pins() -> None:
+    """vllm 0.4.3 on a 470 driver: its kernels are built against torch 2.3.0 +cu121, so a cu118 torch (or another
+    release) under it breaks them; the driver upgrade stays."""
+    c = ctx(framework_version="vllm 0.4.3", driver="470.82", gpu="Tesla T4")
+    assert c.torch_pinned_by == "vllm 0.4.3"
+    cu118 = "pip install --force-reinstall 'torch==2.3.0' --index-url https://download.pytorch.org/whl/cu118"
+    assert planner.contradicts(cu118, c)
+    assert not planner.contradicts("Upgrade the NVIDIA driver to 525.60.13 or newer", c)
+    assert not planner.contradicts("pip install -U vllm torch", c)  # the package moves with it
+    assert not planner.contradicts(cu118, ctx(framework_version="torch 2.3.0", driver="470.82"))
+
+
+def test_a_torch_install_from_its_index_takes_the_xformers_its_release_pins_along() -> None:
+    """Comfy-Org/ComfyUI#5281: xformers 0.0.27 (pins torch 2.3.1) beside a CPU torch; the thread's fix installed
+    torch and xformers together from the PyTorch index, which builds both per CUDA variant."""
+    c = ctx(other="xformers: 0.0.27", driver="CUDA Version: 12.7")
+    step = "pip install --force-reinstall 'torch==2.3.1' --index-url https://download.pytorch.org/whl/cu121"
+    assert planner.with_pinning_package(step, c) == (
+        "pip install --force-reinstall 'torch==2.3.1' xformers --index-url https://download.pytorch.org/whl/cu121"
+    )
+    assert not planner.contradicts(planner.with_pinning_package(step, c), c)
+    vllm = ctx(framework_version="vllm 0.4.3")  # vLLM is not on the PyTorch index: nothing added
+    assert planner.with_pinning_package(step, vllm) == step

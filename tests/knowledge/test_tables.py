@@ -340,3 +340,14 @@ def test_the_pypi_default_torch_is_the_cuda_its_wheel_pins() -> None:
     wheel_pins = {"2.1.2": "cu121", "2.4.1": "cu121", "2.5.1": "cu124", "2.6.0": "cu124", "2.10.0": "cu128"}
     assert {v: knowledge.torch_default_variant(v) for v in wheel_pins} == wheel_pins
     assert knowledge.torch_default_variant("2.14.1") == "cu130"
+
+
+def test_the_torch_a_package_release_pins() -> None:
+    from cudoctor import knowledge
+
+    assert (
+        knowledge.torch_pin("vllm", "0.4.3") == "2.3.0"
+        and knowledge.torch_pin("vLLM", "0.6.3.post1") == "2.4.0"
+    )
+    assert knowledge.torch_pin("xformers", "0.0.26.post1") == "2.3.0"
+    assert knowledge.torch_pin("vllm", "0.0.1") is None and knowledge.torch_pin("numpy", "2.0.0") is None

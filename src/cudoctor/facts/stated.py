@@ -718,6 +718,27 @@ def _stated_companions(snap: Snapshot, text: str) -> None:
 CUPY_WHEEL = re.compile(r"cupy-cuda\d+x?|cupy-rocm", re.I)
 
 
+# a package whose wheels pin one torch release, written with its version: 'vllm 0.4.3', 'vllm==0.6.3.post1'
+PINS_TORCH = re.compile(r"\b(vllm|xformers)\s*(?:==|=|:|\s)\s*v?(\d+\.\d+(?:\.\d+)*(?:\.post\d+)?)\b", re.I)
+
+
+def _torch_pinned(snap: Snapshot, text: str, native_windows: bool) -> None:
+    """A vLLM (or xFormers) release stated with no torch beside it runs the torch its wheel pins (torch_pins.toml),
+    and that torch's default wheel: what `pip install vllm==X` installs."""
+    if (snap.value("framework.torch") or {}).get("version"):
+        return
+    for m in PINS_TORCH.finditer(text):
+        pin = knowledge.torch_pin(m.group(1), m.group(2))
+        if pin is None:
+            continue
+        for fact in framework_facts(f"torch {pin}", "", "torch", native_windows):
+            info = dict(fact.value)
+            info["version_inferred"] = f"torch {pin}: what {m.group(1)} {m.group(2)} pins"
+            info["pinned_by"] = f"{m.group(1)} {m.group(2)}"
+            snap.add(known("framework.torch", info, "stated:framework_version"))
+        return
+
+
 def _cupy_from_source(snap: Snapshot) -> None:
     """A CuPy stated without a CUDA wheel beside one stated toolkit is built with, and compiles for, that toolkit."""
     info = snap.value("framework.cupy")
@@ -773,6 +794,7 @@ def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) ->
             snap.add(fact)
     _cupy_from_source(snap)
     build_text = get("framework_version") + "\n" + get("other")  # what is said of the build
+    _torch_pinned(snap, build_text + "\n" + get("container"), native_windows)
     _stated_archs(snap, build_text)
     _torch_cpu_said(snap, build_text)
     _torch_from_pypi_on_windows(snap, build_text)

@@ -60,6 +60,9 @@ class Context:
     # the module that lacks it ('correlation'): that module was built against another release of the library
     symbol_namespace: str | None = None
     module: str | None = None
+    # the package whose wheel pins the torch release, where the torch is known only through it ('vllm 0.4.3'):
+    # its compiled kernels need that torch build, so no step swaps torch alone
+    torch_pinned_by: str | None = None
     pythonpath_copy: str | None = None  # the PYTHONPATH entry the framework is imported from, if it is
     image: str | None = None  # the framework comes with this container image ('the nvcr.io/... image')
     root: str = ""  # the log's root error line: a setting or tool it names is relevant whatever the framework
@@ -134,6 +137,7 @@ def context(
         library_range=facts.get("cuda_range"),
         symbol_cuda=facts.get("symbol_cuda"),
         symbol_namespace=facts.get("namespace"),
+        torch_pinned_by=str(info["pinned_by"]) if framework == "torch" and info.get("pinned_by") else None,
         module=facts.get("module"),
         pythonpath_copy=view.pythonpath_entry(info, snap),
         image=str(info["cuda_libs"]) if "image" in str(info.get("cuda_libs") or "") else None,
@@ -200,7 +204,7 @@ def plan(
     proposals += [c for c in computed if c not in lookups and c not in proposals]
     out: list[str] = []
     for proposed in proposals + generic + lookups:
-        step = scope.trim(proposed, ctx.framework)
+        step = scope.trim(with_pinning_package(proposed, ctx), ctx.framework)
         if step is None or step in out or contradicts(step, ctx):
             continue
         if not beside_finding and PLACEHOLDER.search(step):
@@ -511,6 +515,32 @@ IMAGE_FRAMEWORK = re.compile(r"(?:torch|tensorflow|jax|jaxlib)\b")  # a package 
 NUMPY_OR_MKL = re.compile(r"\bnumpy\b|\bmkl\b", re.I)
 
 
+TORCH_INSTALL = re.compile(r"\bpip install\b[^;]*?'?\btorch(?:==|\b)(?![-_])|download\.pytorch\.org/whl/")
+
+
+def _torch_swap_under_a_pin(step: str, ctx: Context) -> bool:
+    """A torch install, alone, where the torch is the one a package's wheel pins (vllm 0.4.3: torch 2.3.0): that
+    package's kernels are built against that torch and its CUDA, so swapping torch under them breaks them."""
+    if ctx.torch_pinned_by is None or not TORCH_INSTALL.search(step):
+        return False
+    package = ctx.torch_pinned_by.split()[0]
+    return re.search(rf"\b{re.escape(package)}\b", step, re.I) is None
+
+
+# packages the PyTorch index hosts a build of per CUDA variant: a torch install from it takes them along
+ON_TORCH_INDEX = ("xformers",)
+TORCH_ARG = re.compile(r"(\bpip install\b[^;]*?)('?torch(?:==[\w.*+]+)?'?)(?=\s)")
+
+
+def with_pinning_package(step: str, ctx: Context) -> str:
+    """A torch install from the PyTorch index beside xFormers, which pins one torch release and is built per CUDA
+    variant there too: the same command installs both, so the pair stays matched."""
+    package = (ctx.torch_pinned_by or "").split(" ")[0].lower()
+    if package not in ON_TORCH_INDEX or not TORCH_INDEX.search(step) or package in step.lower():
+        return step
+    return TORCH_ARG.sub(lambda m: f"{m.group(1)}{m.group(2)} {package}", step, count=1)
+
+
 def _abi_of_another_library(step: str, ctx: Context) -> bool:
     """A NumPy or MKL remedy where the log's missing symbol is in another library's C++ namespace (a
     TensorFlow custom op lacking a tensorflow:: symbol was built against another TensorFlow, not NumPy)."""
@@ -520,6 +550,7 @@ def _abi_of_another_library(step: str, ctx: Context) -> bool:
 RULES = (
     _other_framework,
     _abi_of_another_library,
+    _torch_swap_under_a_pin,
     _reinstall_inside_image,
     _unpinned_cudnn_of_another_major,
     _driver_floor_already_met,

@@ -450,6 +450,16 @@ def torch_default_variant(version: str) -> str | None:
     return None
 
 
+def torch_pin(package: str, version: str) -> str | None:
+    """The torch release a release of a package compiled against torch pins exactly (torch_pins.toml: vllm 0.4.3 ->
+    2.3.0), else None."""
+    package, version = package.lower(), version.lower()
+    for row in table("torch_pins")["pin"]:
+        if row["package"] == package and row["version"] == version:
+            return str(row["torch"])
+    return None
+
+
 @functools.cache
 def _applications() -> list[tuple[re.Pattern[str], str]]:
     return [
@@ -554,6 +564,7 @@ def validate() -> list[str]:
         ("jax", "minor_tag_cudnn"),
         ("applications", "application"),
         ("stated_packages", "package"),
+        ("torch_pins", "pin"),
     ):
         for i, row in enumerate(table(name)[key]):
             if not row.get("source"):
