@@ -19,6 +19,20 @@ def test_driver_too_old_fires_with_values_in_title() -> None:
     assert any("download.pytorch.org/whl/cu118" in s for s in r.findings[0].fix)
 
 
+def test_a_vllm_stated_alone_is_held_to_the_torch_it_pins_and_keeps_it() -> None:
+    """vllm 0.4.3 pins torch 2.3.0 (+cu121 by default): a 470 driver is too old, the finding says whose torch it is,
+    and no fix swaps torch under vLLM's kernels (a cu118 torch would break them)."""
+    from cudoctor.fixes import planner
+
+    snap = stated({"driver": "470.82", "gpu": "Tesla T4", "framework_version": "vllm 0.4.3"})
+    r = run_check("driver-too-old", snap)
+    assert finding_ids(r) == ["driver-too-old"] and "which vllm 0.4.3 pins" in r.findings[0].title
+    steps = planner.plan("driver-too-old", r.findings[0].fix, planner.context(snap))  # what check prints
+    assert not any("download.pytorch.org" in s for s in steps) and any("525.60.13" in s for s in steps)
+    healthy = stated({"driver": "550.54.14", "gpu": "Tesla T4", "framework_version": "vllm 0.4.3"})
+    assert finding_ids(run_check("driver-too-old", healthy)) == []
+
+
 def test_a_driver_from_before_cuda_11_gets_a_torch_build_it_can_run() -> None:
     """A CUDA 10.2 driver (440.33) cannot run cu118 (nor anything through minor-version
     compatibility, which starts at 11): the newest release with a variant it runs is 1.12's cu102."""

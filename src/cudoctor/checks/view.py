@@ -38,7 +38,10 @@ def describe(name: str, info: dict[str, Any]) -> str:
         f" {info['version']}" if info.get("version") else ""
     )  # 'PyTorch (CUDA 10.2)': a conda pin, no release
     cuda = f" (CUDA {info['cuda']})" if info.get("cuda") else ""
-    return f"{LABEL.get(name, name)}{version}{cuda}"
+    pinned = (
+        f", which {info['pinned_by']} pins" if info.get("pinned_by") else ""
+    )  # 'vllm 0.4.3' stated, no torch
+    return f"{LABEL.get(name, name)}{version}{cuda}{pinned}"
 
 
 def gpus(snap: Snapshot) -> list[dict[str, Any]]:
