@@ -512,9 +512,6 @@ def _reinstall_inside_image(step: str, ctx: Context) -> bool:
 IMAGE_FRAMEWORK = re.compile(r"(?:torch|tensorflow|jax|jaxlib)\b")  # a package PIP_PACKAGE names
 
 
-NUMPY_OR_MKL = re.compile(r"\bnumpy\b|\bmkl\b", re.I)
-
-
 TORCH_INSTALL = re.compile(r"\bpip install\b[^;]*?'?\btorch(?:==|\b)(?![-_])|download\.pytorch\.org/whl/")
 
 
@@ -539,6 +536,9 @@ def with_pinning_package(step: str, ctx: Context) -> str:
     if package not in ON_TORCH_INDEX or not TORCH_INDEX.search(step) or package in step.lower():
         return step
     return TORCH_ARG.sub(lambda m: f"{m.group(1)}{m.group(2)} {package}", step, count=1)
+
+
+NUMPY_OR_MKL = re.compile(r"\bnumpy\b|\bmkl\b", re.I)
 
 
 def _abi_of_another_library(step: str, ctx: Context) -> bool:
