@@ -68,10 +68,31 @@ def test_a_container_image_needing_a_newer_cuda_than_the_driver_fires_without_mi
     )
     assert "driver-too-old" in got and "CUDA 12.9 the container image requires" in got["driver-too-old"]
     assert "driver-too-old" in _fired(
-        {"driver": "v535 max", "container": "an image built FROM nvidia/cuda:12.8.0-runtime"}
+        {
+            "driver": "v535 max",
+            "container": "an image built FROM nvidia/cuda:12.8.0-runtime",
+            "gpu": "RTX 3090",
+        }
     )
     assert "driver-too-old" not in _fired({"driver": "575.51.03", "container": "requirement cuda>=12.9"})
     assert "driver-too-old" not in _fired({"driver": "550.54.14", "container": "ARG CUDA_VERSION=12.4.1"})
+
+
+def test_a_cuda_12_image_on_a_forward_compatibility_branch_runs_on_datacenter_gpus_only() -> None:
+    """NVIDIA's CUDA 12 images admit the 470, 535 and 550 branches for every brand but GeForce and TITAN
+    (NVIDIA_REQUIRE_CUDA's brand clauses): alphafold3#18's CUDA 12.6 image runs on 535.183.01."""
+    image = {"driver": "535.183.01", "container": "an image built FROM nvidia/cuda:12.6.0-base-ubuntu22.04"}
+    assert "driver-too-old" not in _fired({**image, "gpu": "NVIDIA A100-SXM4-40GB"})
+    assert "driver-too-old" in _fired({**image, "gpu": "GeForce RTX 4090"})
+    assert "driver-too-old" in _fired(image)  # brand unknown: a warning that names the command showing it
+    assert "driver-too-old" not in _fired(
+        {**image, "os": "AKS GPU node image"}
+    )  # a cloud's GPUs are datacenter ones
+    refused = {**image, "other": "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.6"}
+    assert "driver-too-old" in _fired(refused)  # the refusal itself is stated
+    assert "driver-too-old" in _fired(
+        {**image, "driver": "530.30.02", "gpu": "NVIDIA A100"}
+    )  # not such a branch
 
 
 def test_a_cpu_without_avx_named_in_the_facts_fires_and_a_newer_one_stays_silent() -> None:

@@ -17,7 +17,8 @@ LAYER = "GPU & driver"
 @check("driver-too-old", "driver-too-old", LAYER, requires_any=("driver.version", "driver.cuda_version"))
 def driver_too_old(snap: Snapshot) -> list[Finding]:
     """The driver is older than the CUDA a framework build needs (minor-version compatibility aware), or
-    than the CUDA a container image requires (checked as is by nvidia-container-cli)."""
+    than the CUDA a container image requires (as nvidia-container-cli checks it: a CUDA 12 image also starts on the
+    470, 535 and 550 branches for any brand but GeForce and TITAN, through its brand clauses)."""
     driver = str(snap.value("driver.version"))
     dv = versions.parse(driver)
     driver_cuda = snap.value("driver.cuda_version")
@@ -65,6 +66,13 @@ def driver_too_old(snap: Snapshot) -> list[Finding]:
     return out
 
 
+REFUSED = re.compile(
+    r"unsatisfied condition: cuda", re.I
+)  # nvidia-container-cli's words when it refuses an image
+# a cloud's GPU nodes, whose GPUs are datacenter ones (T4, A10, L4, A100, H100): the images' brand clauses admit them
+CLOUD = re.compile(r"\b(?:AKS|EKS|GKE|EC2|SageMaker|Vertex AI|Azure|AWS|GCP|Google Cloud)\b")
+
+
 def _image_needs_newer_driver(
     snap: Snapshot, dv: versions.Version | None, driver: str, driver_cuda: str | None
 ) -> list[Finding]:
@@ -80,7 +88,54 @@ def _image_needs_newer_driver(
         below = bool(have and want and have < want)
     if not below:
         return []
+    clauses = knowledge.table("cuda_driver").get("image_brand_clauses") or {}
+    image_mm = versions.major_minor(str(image))
+    branch_clause = bool(
+        dv is not None
+        and image_mm is not None
+        and image_mm[0] == clauses.get("cuda_major")
+        and dv[0] in clauses.get("branches", [])
+    )
+    gpu_names = " ".join(str(g.get("name") or "") for g in view.gpus(snap))
+    said = " ".join(str(snap.value(f"stated.{k}") or "") for k in ("container", "other"))
+    if REFUSED.search(said):
+        branch_clause = (
+            False  # nvidia-container-cli's refusal is quoted: whatever the brand, it did not start
+        )
+    cloud = CLOUD.search(" ".join([said, str((snap.value("host.os") or {}).get("name") or "")]))
+    if branch_clause and (
+        (gpu_names and not view.CONSUMER_GPU.search(gpu_names)) or (not gpu_names and cloud)
+    ):
+        return []  # a datacenter or workstation GPU (a cloud's) on a forward-compatibility branch: the clause admits it
     which = f"Driver {driver}" if dv is not None else f"The driver (CUDA {driver_cuda})"
+    if branch_clause:
+        branch = f"brand=tesla,driver>={dv[0] if dv else ''},driver<{dv[0] + 1 if dv else ''}"
+        return [
+            finding(
+                "container-needs-newer-driver",
+                "driver-too-old",
+                Severity.ERROR if gpu_names else Severity.WARNING,
+                f"{which} is older than the CUDA {image} the container image requires; the image's "
+                f"NVIDIA_REQUIRE_CUDA admits its branch for datacenter and workstation GPUs only ({branch}, with the "
+                "image's cuda-compat libraries), "
+                + (
+                    f"not for {gpu_names} ('unsatisfied condition: cuda>=...')"
+                    if gpu_names
+                    else "and refuses a GeForce or TITAN card ('unsatisfied condition: cuda>=...')"
+                ),
+                LAYER,
+                evidence=[
+                    f"container.cuda = {image}",
+                    f"driver = {driver}",
+                    f"GPU = {gpu_names or 'not stated'}",
+                ],
+                fix=[
+                    f"On a GeForce or TITAN card: upgrade the NVIDIA driver to {need} or newer (CUDA {image}), or use "
+                    f"an image built on CUDA {driver_cuda or 'your driver runs'} or older",
+                    "See which brand the driver reports: nvidia-smi -q | grep 'Product Brand'",
+                ],
+            )
+        ]
     return [
         finding(
             "container-needs-newer-driver",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 from cudoctor import knowledge, versions
@@ -42,6 +43,11 @@ def describe(name: str, info: dict[str, Any]) -> str:
         f", which {info['pinned_by']} pins" if info.get("pinned_by") else ""
     )  # 'vllm 0.4.3' stated, no torch
     return f"{LABEL.get(name, name)}{version}{cuda}{pinned}"
+
+
+# a GeForce or TITAN card: the brands CUDA forward compatibility (cuda-compat, and the brand clauses of NVIDIA's
+# images' NVIDIA_REQUIRE_CUDA) leaves out
+CONSUMER_GPU = re.compile(r"geforce|\b(?:gtx|titan)\b|\brtx\s?[2-5]0[5-9]0", re.I)
 
 
 def gpus(snap: Snapshot) -> list[dict[str, Any]]:

@@ -452,7 +452,7 @@ def _unpinned_cudnn_of_another_major(step: str, ctx: Context) -> bool:
 
 
 # GPUs that refuse CUDA forward compatibility (cuda-compat): GeForce and TITAN cards, and a log that says so
-CONSUMER_GPU = re.compile(r"geforce|\b(?:gtx|titan)\b|\brtx\s?[2-5]0[5-9]0", re.I)
+CONSUMER_GPU = view.CONSUMER_GPU
 INSTALLS_COMPAT = re.compile(r"install cuda-compat|forward-compatibility package runs", re.I)
 COMPAT_REFUSED = re.compile(
     r"forward compatibility was attempted on non supported HW|COMPAT_NOT_SUPPORTED|Error 804", re.I
