@@ -201,3 +201,19 @@ def test_chip_codes_and_single_cc_architectures_give_a_compute_capability(name: 
 @pytest.mark.parametrize("name", ["Kepler GPU", "Pascal card", "Blackwell GPU", "GFX 1030"])
 def test_architectures_of_several_compute_capabilities_give_none(name: str) -> None:
     assert knowledge.gpu_cc(name) is None
+
+
+def test_a_gpu_below_tritons_floor_fires_where_the_facts_say_the_work_uses_triton() -> None:
+    """oobabooga/textgen#5665 (set 46): a GTX 1080 Ti (6.1) under a loader with a Triton backend; Triton builds for
+    7.0 and newer (torch/_inductor's GPUTooOldForTriton)."""
+    pascal = {"gpu": "NVIDIA GeForce GTX 1080 Ti", "driver": "550.54"}
+    r = run_check("arch-unsupported", stated({**pascal, "other": "HQQ model loader (Triton backend)"}))
+    assert finding_ids(r) == ["arch-unsupported"] and r.findings[0].severity is Severity.WARNING
+    assert "TORCHDYNAMO_DISABLE=1" in r.findings[0].fix[0]
+    compiled = stated(
+        {**pascal, "framework_version": "torch 2.3.0+cu121", "other": "model = torch.compile(model)"}
+    )
+    assert finding_ids(run_check("arch-unsupported", compiled)) == ["arch-unsupported"]
+    assert finding_ids(run_check("arch-unsupported", stated(pascal))) == []  # no Triton said
+    volta = stated({"gpu": "Tesla V100", "other": "torch.compile with the inductor backend"})
+    assert finding_ids(run_check("arch-unsupported", volta)) == []  # at the floor

@@ -7,6 +7,7 @@ never sm_86 on 8.0); arch-specific variants (sm_90a) only on their own compute c
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from cudoctor import knowledge, versions
@@ -18,7 +19,8 @@ LAYER = "Frameworks"
 
 @check("arch-unsupported", "arch-unsupported", LAYER, requires=("gpu.devices",))
 def arch_unsupported(snap: Snapshot) -> list[Finding]:
-    """A GPU's compute capability is missing from a framework build (GPU too new or dropped)."""
+    """A GPU's compute capability is missing from a framework build (GPU too new or dropped), or is below
+    Triton's floor (7.0) where the facts say the work compiles with Triton (torch.compile, inductor)."""
     out = []
     for gpu in view.gpus(snap):
         cc = gpu.get("cc_t")
@@ -36,7 +38,42 @@ def arch_unsupported(snap: Snapshot) -> list[Finding]:
             )
             if hit and not any(f.subject == name and f.id == hit.id for f in out):
                 out.append(hit)
+        triton = _below_triton_floor(snap, gpu, cc)
+        if triton and not out:
+            out.append(triton)
     return out
+
+
+# the stated work compiles GPU kernels with Triton: torch.compile / inductor, or Triton named itself
+TRITON_USED = re.compile(r"\btriton\b|torch\.compile\b|\binductor\b", re.I)
+
+
+def _below_triton_floor(snap: Snapshot, gpu: dict[str, Any], cc: versions.Version) -> Finding | None:
+    """The facts say the work runs Triton kernels (torch.compile, inductor, a Triton backend) on a GPU below
+    Triton's floor (compute capability 7.0: a Pascal or older card)."""
+    said = " ".join(
+        [str(snap.value(f"stated.{k}") or "") for k in ("other", "container")]
+        + [str(info.get("stated") or "") for _, info in view.frameworks(snap)]
+    )
+    floor = versions.cc_tuple(str(knowledge.table("torch")["triton"]["min_cc"]))
+    m = TRITON_USED.search(said)
+    if m is None or floor is None or cc >= floor:
+        return None
+    return finding(
+        "arch-unsupported",
+        "arch-unsupported",
+        Severity.WARNING,
+        f"{gpu.get('name', 'GPU')} (compute capability {versions.cc_str(cc)}) is below Triton's floor "
+        f"({versions.cc_str(floor)}), and the facts say the work uses it ({m.group(0)!r}): its kernels cannot be "
+        "compiled for this GPU",
+        LAYER,
+        evidence=[knowledge.table("torch")["triton"]["source"]],
+        fix=[
+            "Run without Triton: turn compilation off (TORCHDYNAMO_DISABLE=1, or the application's own switch for "
+            "torch.compile or its Triton backend), or run on a GPU of compute capability 7.0 or newer (Volta on)"
+        ],
+        subject="triton",
+    )
 
 
 def _below_said_floor(
