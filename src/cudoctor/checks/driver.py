@@ -88,36 +88,33 @@ def _image_needs_newer_driver(
         below = bool(have and want and have < want)
     if not below:
         return []
-    clauses = knowledge.table("cuda_driver").get("image_brand_clauses") or {}
+    clauses = knowledge.table("cuda_driver")["image_brand_clauses"]
     image_mm = versions.major_minor(str(image))
-    branch_clause = bool(
-        dv is not None
-        and image_mm is not None
-        and image_mm[0] == clauses.get("cuda_major")
-        and dv[0] in clauses.get("branches", [])
-    )
     gpu_names = " ".join(str(g.get("name") or "") for g in view.gpus(snap))
     said = " ".join(str(snap.value(f"stated.{k}") or "") for k in ("container", "other"))
-    if REFUSED.search(said):
-        branch_clause = (
-            False  # nvidia-container-cli's refusal is quoted: whatever the brand, it did not start
-        )
+    # the driver's branch is one the image's brand clauses name, unless nvidia-container-cli's refusal is quoted
+    branch = dv[0] if dv is not None and dv[0] in clauses["branches"] else None
+    branch_clause = (
+        branch is not None
+        and image_mm is not None
+        and image_mm[0] == clauses["cuda_major"]
+        and not REFUSED.search(said)
+    )
     cloud = CLOUD.search(" ".join([said, str((snap.value("host.os") or {}).get("name") or "")]))
     if branch_clause and (
         (gpu_names and not view.CONSUMER_GPU.search(gpu_names)) or (not gpu_names and cloud)
     ):
         return []  # a datacenter or workstation GPU (a cloud's) on a forward-compatibility branch: the clause admits it
     which = f"Driver {driver}" if dv is not None else f"The driver (CUDA {driver_cuda})"
-    if branch_clause:
-        branch = f"brand=tesla,driver>={dv[0] if dv else ''},driver<{dv[0] + 1 if dv else ''}"
+    if branch_clause and branch is not None:
         return [
             finding(
                 "container-needs-newer-driver",
                 "driver-too-old",
                 Severity.ERROR if gpu_names else Severity.WARNING,
                 f"{which} is older than the CUDA {image} the container image requires; the image's "
-                f"NVIDIA_REQUIRE_CUDA admits its branch for datacenter and workstation GPUs only ({branch}, with the "
-                "image's cuda-compat libraries), "
+                "NVIDIA_REQUIRE_CUDA admits its branch for datacenter and workstation GPUs only "
+                f"(brand=tesla,driver>={branch},driver<{branch + 1}, with the image's cuda-compat libraries), "
                 + (
                     f"not for {gpu_names} ('unsatisfied condition: cuda>=...')"
                     if gpu_names

@@ -55,9 +55,12 @@ def _below_triton_floor(snap: Snapshot, gpu: dict[str, Any], cc: versions.Versio
         [str(snap.value(f"stated.{k}") or "") for k in ("other", "container")]
         + [str(info.get("stated") or "") for _, info in view.frameworks(snap)]
     )
-    floor = versions.cc_tuple(str(knowledge.table("torch")["triton"]["min_cc"]))
     m = TRITON_USED.search(said)
-    if m is None or floor is None or cc >= floor:
+    if m is None:
+        return None
+    row = knowledge.table("torch")["triton"]
+    floor = versions.cc_tuple(str(row["min_cc"]))
+    if floor is None or cc >= floor:
         return None
     return finding(
         "arch-unsupported",
@@ -67,7 +70,7 @@ def _below_triton_floor(snap: Snapshot, gpu: dict[str, Any], cc: versions.Versio
         f"({versions.cc_str(floor)}), and the facts say the work uses it ({m.group(0)!r}): its kernels cannot be "
         "compiled for this GPU",
         LAYER,
-        evidence=[knowledge.table("torch")["triton"]["source"]],
+        evidence=[row["source"]],
         fix=[
             "Run without Triton: turn compilation off (TORCHDYNAMO_DISABLE=1, or the application's own switch for "
             "torch.compile or its Triton backend), or run on a GPU of compute capability 7.0 or newer (Volta on)"

@@ -71,6 +71,11 @@ class Context:
     jetpack: str | None = None
 
     @property
+    def pinning_package(self) -> str | None:
+        """The package name of torch_pinned_by ('vllm' of 'vllm 0.4.3')."""
+        return self.torch_pinned_by.split()[0].lower() if self.torch_pinned_by else None
+
+    @property
     def cuda_major(self) -> int | None:
         v = versions.parse(self.cuda or "")
         return v[0] if v else None
@@ -452,7 +457,6 @@ def _unpinned_cudnn_of_another_major(step: str, ctx: Context) -> bool:
 
 
 # GPUs that refuse CUDA forward compatibility (cuda-compat): GeForce and TITAN cards, and a log that says so
-CONSUMER_GPU = view.CONSUMER_GPU
 INSTALLS_COMPAT = re.compile(r"install cuda-compat|forward-compatibility package runs", re.I)
 COMPAT_REFUSED = re.compile(
     r"forward compatibility was attempted on non supported HW|COMPAT_NOT_SUPPORTED|Error 804", re.I
@@ -484,7 +488,7 @@ def _compat_on_unsupported_gpu(step: str, ctx: Context) -> bool:
     error 804 saying it was tried and refused)."""
     if not INSTALLS_COMPAT.search(step):  # a step naming it beside other advice keeps that advice
         return False
-    return bool(CONSUMER_GPU.search(ctx.gpu or "") or COMPAT_REFUSED.search(ctx.root))
+    return bool(view.CONSUMER_GPU.search(ctx.gpu or "") or COMPAT_REFUSED.search(ctx.root))
 
 
 def _driver_floor_already_met(step: str, ctx: Context) -> bool:
@@ -518,9 +522,9 @@ TORCH_INSTALL = re.compile(r"\bpip install\b[^;]*?'?\btorch(?:==|\b)(?![-_])|dow
 def _torch_swap_under_a_pin(step: str, ctx: Context) -> bool:
     """A torch install, alone, where the torch is the one a package's wheel pins (vllm 0.4.3: torch 2.3.0): that
     package's kernels are built against that torch and its CUDA, so swapping torch under them breaks them."""
-    if ctx.torch_pinned_by is None or not TORCH_INSTALL.search(step):
+    package = ctx.pinning_package
+    if package is None or not TORCH_INSTALL.search(step):
         return False
-    package = ctx.torch_pinned_by.split()[0]
     return re.search(rf"\b{re.escape(package)}\b", step, re.I) is None
 
 
@@ -532,7 +536,7 @@ TORCH_ARG = re.compile(r"(\bpip install\b[^;]*?)('?torch(?:==[\w.*+]+)?'?)(?=\s)
 def with_pinning_package(step: str, ctx: Context) -> str:
     """A torch install from the PyTorch index beside xFormers, which pins one torch release and is built per CUDA
     variant there too: the same command installs both, so the pair stays matched."""
-    package = (ctx.torch_pinned_by or "").split(" ")[0].lower()
+    package = ctx.pinning_package
     if package not in ON_TORCH_INDEX or not TORCH_INDEX.search(step) or package in step.lower():
         return step
     return TORCH_ARG.sub(lambda m: f"{m.group(1)}{m.group(2)} {package}", step, count=1)
