@@ -102,6 +102,17 @@ def test_jaxlibs_vendored_xla_paths_say_jax() -> None:
     assert command.guess_framework(tf) == "tensorflow"
 
 
+def test_pytorchs_own_libraries_say_torch() -> None:
+    """openmm/openmm-ml#67: only libtorch_cuda.so names the framework; its CPU-build step is PyTorch's alone."""
+    line = b"ImportError: libtorch_cuda.so: cannot open shared object file: No such file or directory\n"
+    assert command.guess_framework(scan.scan(io.BytesIO(line))) == "torch"
+    first = explain_stated(line.decode(), {})["causes"][0]
+    assert first["id"] == "cpu-only-build"
+    assert not any("tensorflow" in s or "jax" in s for s in first["fix"])
+    libgomp = b"OSError: libgomp.so.1: cannot open shared object file: No such file or directory\n"
+    assert command.guess_framework(scan.scan(io.BytesIO(libgomp))) is None
+
+
 NO_KERNEL = "CUDA error: no kernel image is available for execution on the device\n"
 
 

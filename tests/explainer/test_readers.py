@@ -277,6 +277,12 @@ SONAME_LINES = [
         {"tensorrt_wanted": "7"},
         "env-path-misconfig",  # TensorRT's tar packages install off the loader's path
     ),
+    (  # openmm/openmm-ml#67: openmm-torch built for a CUDA torch, imported beside a CPU one
+        "ImportError: libtorch_cuda.so: cannot open shared object file: No such file or directory",
+        "torch-cuda",
+        {},
+        "cpu-only-build",
+    ),
     (
         "Could not load dynamic library 'cudart64_110.dll'; dlerror: cudart64_110.dll not found",
         "cudart",
@@ -346,6 +352,8 @@ def test_soname_read(line: str, library: str, facts: dict[str, str], cause: str)
         "export LD_LIBRARY_PATH=/opt/cudnn/lib64:$LD_LIBRARY_PATH  # not found before",
         "ImportError: /lib64/libm.so.6: version `GLIBC_2.27' not found (required by /home/u/envs/trl/lib/python3.11/site-packages/torch/lib/../../../../libcurand.so.10)",
         "OSError: libgomp.so.1: cannot open shared object file: No such file or directory",
+        # torch 1.1x's split library: an extension built against another torch, not a CPU build (r95, r133)
+        "ImportError: libtorch_cuda_cu.so: cannot open shared object file: No such file or directory",
     ],
 )
 def test_soname_not_read(line: str) -> None:

@@ -27,7 +27,7 @@ FRAMEWORK_HINTS = (
     (
         "torch",
         re.compile(
-            r"\btorch\b|pytorch|THC|c10|aten/|cublasGemm|cuDNN version incompatibility"
+            r"\btorch\b|pytorch|libtorch|THC|c10|aten/|cublasGemm|cuDNN version incompatibility"
             r"|TORCH_USE_CUDA_DSA|CUDA kernel errors might be asynchronously reported"  # torch's own CUDA error advice
             r"|RuntimeError: (?:CUDA|cuDNN|CUBLAS) error: ",  # torch's C10_CUDA_CHECK / AT_CUDNN_CHECK wording
             re.I,
