@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cudoctor import knowledge, versions
-from cudoctor.facts import companions, stated_builds
+from cudoctor.facts import companions, stated_apps, stated_builds
 from cudoctor.model import Fact, Snapshot, absent, known
 
 KEYS = (
@@ -805,6 +805,9 @@ def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) ->
     _cpu_without_avx(snap, " ".join([get("other"), get("os"), get("container")]))
     _stated_packages(snap, build_text)
     _stated_companions(snap, build_text)
+    said_of_apps = " ".join(get(k) for k in ("framework_version", "container", "other"))
+    for fact in stated_apps.ollama_facts(said_of_apps, get("system_cuda")):
+        snap.add(fact)
     for fact in python_facts(get("python")) + container_facts(
         get("container") + " " + get("other"), "container", get("container")
     ):

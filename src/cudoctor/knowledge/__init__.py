@@ -460,6 +460,27 @@ def torch_pin(package: str, version: str) -> str | None:
     return None
 
 
+def ollama_release(version: str) -> dict[str, Any] | None:
+    """ollama.toml's row of an ollama release ('0.1.20'), else None."""
+    v = versions.parse(version)
+    for row in table("ollama")["release"]:
+        first, last = versions.parse(row["first"]), versions.parse(row["last"])
+        if v and first and last and first <= v <= last:
+            return dict(row)
+    return None
+
+
+def ollama_archs(archs: str) -> list[str]:
+    """An ollama runner's CMAKE_CUDA_ARCHITECTURES ('61;86-virtual;90a') as arch_support reads them
+    (sm_61, compute_86, sm_90a)."""
+    out = []
+    for entry in archs.split(";"):
+        code = entry.strip().removesuffix("-virtual")
+        if re.fullmatch(r"\d{2,3}a?", code):
+            out.append(("compute_" if entry.strip().endswith("-virtual") else "sm_") + code)
+    return out
+
+
 @functools.cache
 def _applications() -> list[tuple[re.Pattern[str], str]]:
     return [
