@@ -230,8 +230,32 @@ def _ptx_from_toolkit(ctx: Context) -> list[str]:
     ]
 
 
+# XLA's nvptx_compiler.cc: parallel compilation (PTX linked by the driver) only where the driver's CUDA is at
+# least its ptxas's major.minor ('driver_version >= ptxas major * 1000 + minor * 10')
+XLA_DRIVER_OLDER = re.compile(
+    r"driver's CUDA version is (\d+\.\d+)\S* which is older than the PTX compiler version (\d+)\.(\d+)"
+)
+
+
+def _xla_ptxas_newer(ctx: Context) -> list[str]:
+    m = XLA_DRIVER_OLDER.search(ctx.root)
+    if m is None:
+        return []
+    ptxas = f"{m.group(2)}.{m.group(3)}"
+    need = knowledge.release_driver_floor(ptxas, ctx.platform == "windows")
+    upgrade = (
+        f"to {need} or newer (a driver for CUDA {ptxas}" if need else f"to one for CUDA {ptxas} or newer ("
+    )
+    return [
+        f"Upgrade the NVIDIA driver {upgrade}: XLA links its kernels in parallel only where the driver's CUDA "
+        f"({m.group(1)} here) is at least its ptxas's, {ptxas}; nvidia-smi's 'CUDA Version' shows the driver's)",
+        f"Or use a JAX/TensorFlow build, container image or nvidia-cuda-nvcc wheel whose ptxas is no newer than "
+        f"CUDA {m.group(1)}",
+    ]
+
+
 def driver_too_old(ctx: Context) -> list[str]:
-    ptx = _ptx_from_toolkit(ctx)
+    ptx = _ptx_from_toolkit(ctx) or _xla_ptxas_newer(ctx)
     if ptx:
         return ptx
     if ctx.framework and ctx.framework not in FRAMEWORKS:
@@ -518,7 +542,25 @@ def arch_unsupported(ctx: Context) -> list[str]:
             f"For your own CUDA extensions: rebuild with a CUDA {span[0]} or newer toolkit and "
             f"TORCH_CUDA_ARCH_LIST={versions.fmt(ctx.cc)}"
         )
+    if span and ctx.framework and ctx.framework not in FRAMEWORKS:
+        steps.append(_library_for_gpu(ctx.framework, ctx.cc, span))
     return steps
+
+
+def _library_for_gpu(library: str, cc: versions.Version, span: tuple[str, str]) -> str:
+    """A library with CUDA code of its own (onnxruntime, CTranslate2, llama.cpp, ...): a build that holds this
+    GPU's architecture, which only a CUDA of `span` can compile."""
+    sm = f"{cc[0]}{cc[1]}"
+    cudas = (
+        f"CUDA {span[0]} or newer"
+        if span[1] == knowledge.newest_toolkit()
+        else f"CUDA {span[0]} to {span[1]}"
+    )
+    return (
+        f"Install a build of {library} whose CUDA code includes sm_{sm} (compute capability {versions.fmt(cc)}; only "
+        f"{cudas} can compile it) or PTX of an older architecture, as its release notes list them; or build it from "
+        f"source with CMAKE_CUDA_ARCHITECTURES={sm}"
+    )
 
 
 def _tf_for_gpu(ctx: Context) -> list[str]:
