@@ -64,3 +64,20 @@ def test_a_library_quoted_as_the_one_that_could_not_be_loaded_names_its_cause() 
     assert "quoted-error" not in causes(
         {"other": "Possibly insufficient driver version: 390.77.0"}
     )  # a hedge
+
+
+JAX_CPU = (
+    "WARNING:2025-05-27 20:22:28,949:jax._src.xla_bridge:791: An NVIDIA GPU may be present on this machine, "
+    "but a CUDA-enabled jaxlib is not installed. Falling back to cpu."
+)
+
+
+def test_a_line_that_names_its_cause_unless_an_earlier_error_came_first_counts_when_quoted_alone() -> None:
+    """sashakolpakov/dire-jax#14: JAX's CPU-fallback warning is the only error quoted (its signature has
+    specificity 2, since JAX prints it after a CUDA plugin's own failure too)."""
+    assert causes({"other": JAX_CPU}).get("quoted-error") == "cpu-only-build"
+    plugin = (
+        "E external/xla/xla/stream_executor/cuda/cuda_driver.cc:152] failed call to cuInit: "
+        "CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected\n" + JAX_CPU
+    )
+    assert causes({"other": plugin}).get("quoted-error") != "cpu-only-build"

@@ -60,6 +60,10 @@ def fill(snap: Snapshot) -> Snapshot:
     return snap
 
 
+def _only_error(exp: rank.Explanation) -> bool:
+    return len({m.line for m in exp.matches if not m.sig.is_context}) == 1
+
+
 NAMES_ITS_CAUSE = 0.8  # a reader's weight from which what a line names is its cause (a cuDNN built vs loaded)
 
 
@@ -73,7 +77,12 @@ def _named(exp: rank.Explanation) -> tuple[str, str] | None:
     if not exp.causes:
         return None
     if exp.root is not None:
-        return (exp.root.text, exp.root.sig.id) if exp.root.sig.specificity >= 3 else None
+        sig = exp.root.sig
+        # a line whose one cause is certain but that a log can print after an earlier, more specific error
+        # (specificity 2: JAX's 'a CUDA-enabled jaxlib is not installed' after a CUDA plugin's failure) names
+        # its cause where it is the only error quoted
+        alone = sig.specificity == 2 and max(sig.causes.values(), default=0) >= 1.0 and _only_error(exp)
+        return (exp.root.text, sig.id) if sig.specificity >= 3 or alone else None
     if exp.root_fallback is None:
         return None
     text = exp.root_fallback[1]
