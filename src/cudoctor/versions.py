@@ -89,14 +89,18 @@ def cuda_from_variant(tag: str) -> str | None:
     return f"{major}.{digits[len(major) :] or '0'}"
 
 
+# TensorFlow 1.x's device line: 'major: 3 minor: 0 memoryClockRate(GHz): 0.797'
+TF_CC = re.compile(r"\bmajor:\s*(\d{1,2})\s*,?\s*minor:\s*(\d)\b")
+
+
 def cc_tuple(cc: str | None) -> Version | None:
-    """'8.6' or 'sm_86' or '86' -> (8, 6); '12.0'/'sm_120' -> (12, 0)."""
+    """'8.6' or 'sm_86' or '86' -> (8, 6); '12.0'/'sm_120' -> (12, 0); 'major: 3 minor: 0' -> (3, 0)."""
     if not cc:
         return None
     text = str(cc).strip().lower()
     if len(text) > 64:  # '8.6', 'sm_90a', 'NVIDIA H100 (9.0)': never long
         return None
-    m = re.search(r"(?<!\d)(\d{1,3})\.(\d{1,3})(?!\d)", text)
+    m = re.search(r"(?<!\d)(\d{1,3})\.(\d{1,3})(?!\d)", text) or TF_CC.search(text)
     if m:
         return (int(m.group(1)), int(m.group(2)))
     m = re.search(r"(?:sm_|compute_|(?<!\d))(\d{2,3})[af]?$", text)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cudoctor import knowledge
+from cudoctor import knowledge, versions
 from cudoctor.explainer import signatures
 from tests import regex_samples
 from tests.conftest import ROOT, SHARED
@@ -106,11 +106,20 @@ def test_every_cause_has_a_check_or_signature() -> None:
         ("DGX Spark (GB10)", "12.1"),
         ("TITAN Xp", "6.1"),
         ("Tesla K80", "3.7"),
+        ("GRID K520", "3.0"),  # AWS g2
     ],
 )
 def test_gpu_names_map_to_compute_capability(name: str, cc: str) -> None:
     hit = knowledge.gpu_cc(name)
     assert hit is not None and hit[0] == cc
+
+
+@pytest.mark.parametrize(
+    ("said", "cc"),
+    [("8.6", (8, 6)), ("sm_90a", (9, 0)), ("major: 3 minor: 0", (3, 0)), ("major: 7, minor: 5", (7, 5))],
+)
+def test_a_compute_capability_as_people_and_tensorflow_write_it(said: str, cc: tuple[int, int]) -> None:
+    assert versions.cc_tuple(said) == cc
 
 
 def test_unknown_gpu_name_is_none() -> None:
