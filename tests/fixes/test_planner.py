@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from cudoctor.explainer.command import explain_stated
 from cudoctor.facts.stated import from_stated
 from cudoctor.fixes import checked, planner, steps
 from cudoctor.model import Snapshot
@@ -326,6 +327,26 @@ def test_a_container_image_asking_for_a_newer_cuda_names_that_cuda_s_driver() ->
     assert reading.facts["driver_needed"] == "550.54.14" and "driver-too-old" in reading.causes
     c = planner.context(Snapshot(origin="none"), None, reading.facts)
     assert steps.driver_too_old(c)[0].startswith("Or upgrade the NVIDIA driver to 550.54.14")
+
+
+def test_an_image_nvidia_container_cli_refuses_is_fixed_on_the_host_not_inside_it() -> None:
+    """anibali/docker-pytorch#19: 'unsatisfied condition: cuda>=10.0' for a PyTorch image: the host's driver
+    (410.48, CUDA 10.0's) or an older tag of the image, never a torch wheel installed into it."""
+    log = (
+        "docker: Error response from daemon: OCI runtime create failed: container_linux.go:346: starting container "
+        'process caused "process_linux.go:449: container init caused \\"process_linux.go:432: running prestart hook 0 '
+        'caused \\\\\\"error running hook: exit status 1, stdout: , stderr: nvidia-container-cli: requirement error: '
+        'unsatisfied condition: cuda>=10.0\\\\\\\\n\\\\\\"\\"": unknown.\n'
+        "ERRO[0000] error waiting for container: context canceled\n"
+    )
+    doc = explain_stated(log, {"container": "anibali/pytorch:cuda-10.0"})
+    assert doc["root"]["text"].startswith("docker: Error response from daemon")  # not docker's ERRO echo
+    first = doc["causes"][0]
+    assert first["id"] == "driver-too-old"
+    assert (
+        first["fix"][0].startswith("Upgrade the NVIDIA driver to 410.48") and "on the host" in first["fix"][0]
+    )
+    assert not any("pip install" in s for c in doc["causes"] for s in c["fix"])
 
 
 def test_an_image_refused_on_its_tesla_alternative_names_the_cuda_it_requires_not_the_stated_one() -> None:

@@ -145,7 +145,11 @@ def context(
         torch_pinned_by=str(info["pinned_by"]) if framework == "torch" and info.get("pinned_by") else None,
         module=facts.get("module"),
         pythonpath_copy=view.pythonpath_entry(info, snap),
-        image=str(info["cuda_libs"]) if "image" in str(info.get("cuda_libs") or "") else None,
+        image=str(info["cuda_libs"])
+        if "image" in str(info.get("cuda_libs") or "")
+        else "this image"
+        if compute.CONTAINER_REFUSED.search(root)
+        else None,
         jetpack=_jetpack(snap),
     )
 

@@ -254,6 +254,11 @@ def _xla_ptxas_newer(ctx: Context) -> list[str]:
     ]
 
 
+# nvidia-container-cli refusing to start an image whose CUDA the host's driver does not reach: nothing
+# installed inside the image helps (explainer/readers.py reads the CUDA it asks for)
+CONTAINER_REFUSED = re.compile(r"nvidia-container-cli: requirement error", re.I)
+
+
 def driver_too_old(ctx: Context) -> list[str]:
     ptx = _ptx_from_toolkit(ctx) or _xla_ptxas_newer(ctx)
     if ptx:
