@@ -240,3 +240,16 @@ def test_tensorrt_missing_from_the_loader_path_reads_as_a_path_problem_first() -
         "ImportError: libcublas.so.11: cannot open shared object file: No such file or directory\n"
     )
     assert top(cublas)[0] == "cuda-libs-missing"
+
+
+CUBLAS_10 = "ImportError: libcublas.so.10.0: cannot open shared object file: No such file or directory\n"
+
+
+def test_a_library_of_a_cuda_the_stated_driver_cannot_run_is_the_driver_first() -> None:
+    """DeepLabCut#300: a wheel asks for CUDA 10.0's libcublas on a 384 driver (CUDA 9.0 at most): finding the
+    file would not be enough. With a driver that runs CUDA 10.0, the missing file is the cause."""
+    old = explain_text(CUBLAS_10, {"driver": "NVIDIA 384.xx", "system_cuda": "cudatoolkit 9.0"})
+    assert top(old)[0] == "driver-too-old"
+    assert any("410.48" in why for why in old.causes[0].reasons)
+    assert top(explain_text(CUBLAS_10, {"driver": "418.87.01"}))[0] == "cuda-libs-missing"
+    assert top(explain_text(CUBLAS_10, {}))[0] == "cuda-libs-missing"

@@ -63,6 +63,28 @@ def toolkit_holds_it_rule(
 OUTSIDE = 0.8  # NVIDIA's packages put the file elsewhere: installed, off the path, is the likelier reading
 
 
+DRIVER_BELOW = 1.2  # the driver cannot run the library's CUDA even once it is found: that comes first
+
+
+def driver_below_it_rule(ranked: dict[str, RankedCause], read: dict[str, str], snap: Snapshot) -> None:
+    """The root line asks for a library of CUDA X (libcublas.so.10.0) and the facts' driver runs no CUDA X
+    (a 384 driver tops out at CUDA 9.0): finding the file would not be enough, the driver is too old for it."""
+    wanted, soname = read.get("cuda_wanted"), read.get("soname")
+    driver_cuda = snap.value("driver.cuda_version")
+    if read.get("library") not in BY_RELEASE or not wanted or not driver_cuda:
+        return
+    if knowledge.driver_runs(str(driver_cuda), wanted):
+        return
+    floor = knowledge.driver_floor(wanted, view.platform(snap) == "windows")
+    bump(
+        ranked,
+        "driver-too-old",
+        DRIVER_BELOW,
+        f"fact: the driver runs CUDA {driver_cuda} at most, and {soname} is CUDA {wanted}'s"
+        + (f" ({floor[1]})" if floor else ""),
+    )
+
+
 def outside_toolkit_rule(ranked: dict[str, RankedCause], read: dict[str, str], snap: Snapshot) -> None:
     """The root line could not load a library that the CUDA release in the facts installs outside its own
     lib64 (CUDA 10.1's libcublas.so.10 in /usr/lib/x86_64-linux-gnu or /usr/local/cuda-10.2/lib64): the

@@ -730,6 +730,7 @@ def explain(
     root_line = root.line if root else fallback[0] if fallback else 0
     library_rules.toolkit_holds_it_rule(ranked, read, snap, root_line)
     library_rules.outside_toolkit_rule(ranked, read, snap)
+    library_rules.driver_below_it_rule(ranked, read, snap)
     read = {
         **library_rules.versions_elsewhere_rule(ranked, scan, root_line),
         **library_rules.outdated_block(scan, root_line, root_text),
