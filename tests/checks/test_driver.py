@@ -232,3 +232,27 @@ def test_the_container_field_names_its_images_cuda_in_words_never_the_hosts() ->
     # another field's words ('README minimum CUDA 11.6') are not the image's
     said = stated({"container": "docker", "other": "README minimum CUDA 11.6"})
     assert said.value("container.cuda") is None
+
+
+def test_an_ngc_container_by_its_monthly_release_brings_that_releases_cuda_and_data_center_branches() -> None:
+    """NVIDIA's container release notes (knowledge/ngc.toml): 19.02 is CUDA 10.0 (driver 410, Tesla also 384),
+    20.07 is CUDA 11.0 (450; data center GPUs also 418.40 and 440.30). triton-inference-server/server#139 ran
+    tensorrtserver:19.02 on 396.26; NVIDIA/TensorRT#1160 ran tensorrt:20.07.1 on 440.33.01."""
+    old = stated(
+        {"driver": "396.26", "gpu": "Tesla P4", "container": "nvcr.io/nvidia/tensorrtserver:19.02-py3"}
+    )
+    assert old.value("container.cuda") == "10.0" and old.value("container.ngc")["tag"] == "19.02"
+    assert finding_ids(run_check("driver-too-old", old)) == ["container-needs-newer-driver"]
+    trt = "nvcr.io/nvidia/tensorrt:20.07.1-py3"
+    assert stated({"container": trt}).value("container.cuda") == "11.0"
+    geforce = run_check(
+        "driver-too-old", stated({"driver": "440.33.01", "gpu": "RTX 2080", "container": trt})
+    )
+    assert finding_ids(geforce) == ["container-needs-newer-driver"]
+    tesla = stated({"driver": "440.33.01", "gpu": "Tesla T4", "container": trt})
+    assert outcome("driver-too-old", tesla) == (
+        "ok",
+        [],
+    )  # its notes admit the R440 branch on data center GPUs
+    assert stated({"container": "NGC PyTorch 23.10 container"}).value("container.cuda") == "12.2"
+    assert stated({"container": "nvcr.io/nvidia/pytorch:99.99-py3"}).value("container.ngc") is None

@@ -217,3 +217,19 @@ def test_a_gpu_below_tritons_floor_fires_where_the_facts_say_the_work_uses_trito
     assert finding_ids(run_check("arch-unsupported", stated(pascal))) == []  # no Triton said
     volta = stated({"gpu": "Tesla V100", "other": "torch.compile with the inductor backend"})
     assert finding_ids(run_check("arch-unsupported", volta)) == []  # at the floor
+
+
+def test_a_gpu_below_the_ngc_releases_floor_is_arch_unsupported() -> None:
+    """NGC releases support compute capability 6.0 and up (7.5 from 25.01): a K80 under 21.07, a V100 under 25.01
+    (their release notes, knowledge/ngc.toml); an A100 under 25.01 is fine; no NGC release, nothing."""
+    k80 = run_check(
+        "arch-unsupported", stated({"gpu": "Tesla K80", "container": "NGC PyTorch 21.07 container"})
+    )
+    assert [f.subject for f in k80.findings] == ["container"] and "6.0" in k80.findings[0].title
+    v100 = run_check(
+        "arch-unsupported", stated({"gpu": "Tesla V100", "container": "nvcr.io/nvidia/pytorch:25.01-py3"})
+    )
+    assert "24.10" in v100.findings[0].fix[0]
+    a100 = stated({"gpu": "A100", "container": "nvcr.io/nvidia/pytorch:25.01-py3"})
+    assert run_check("arch-unsupported", a100).findings == ()
+    assert run_check("arch-unsupported", stated({"gpu": "Tesla K80", "container": "docker"})).findings == ()

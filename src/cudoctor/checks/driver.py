@@ -92,12 +92,19 @@ def _image_needs_newer_driver(
     image_mm = versions.major_minor(str(image))
     gpu_names = " ".join(str(g.get("name") or "") for g in view.gpus(snap))
     said = " ".join(str(snap.value(f"stated.{k}") or "") for k in ("container", "other"))
-    # the driver's branch is one the image's brand clauses name, unless nvidia-container-cli's refusal is quoted
-    branch = dv[0] if dv is not None and dv[0] in clauses["branches"] else None
+    # the driver's branch is one the image's brand clauses name, unless nvidia-container-cli's refusal is quoted:
+    # an NGC release's own list of data center branches (knowledge/ngc.toml), else those of NVIDIA's CUDA 12 images
+    ngc = snap.value("container.ngc") or {}
+    branches = (
+        [int(str(b).split(".")[0]) for b in ngc["datacenter"]]
+        if ngc.get("datacenter")
+        else clauses["branches"]
+    )
+    branch = dv[0] if dv is not None and dv[0] in branches else None
     branch_clause = (
         branch is not None
         and image_mm is not None
-        and image_mm[0] == clauses["cuda_major"]
+        and (bool(ngc.get("datacenter")) or image_mm[0] == clauses["cuda_major"])
         and not REFUSED.search(said)
     )
     cloud = CLOUD.search(" ".join([said, str((snap.value("host.os") or {}).get("name") or "")]))

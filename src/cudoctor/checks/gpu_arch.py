@@ -41,7 +41,41 @@ def arch_unsupported(snap: Snapshot) -> list[Finding]:
         triton = _below_triton_floor(snap, gpu, cc)
         if triton and not out:
             out.append(triton)
+        ngc = _below_ngc_floor(snap, gpu, cc)
+        if ngc and not out:
+            out.append(ngc)
     return out
+
+
+def _below_ngc_floor(snap: Snapshot, gpu: dict[str, Any], cc: versions.Version) -> Finding | None:
+    """An NGC container release supports GPUs from a compute capability on (6.0 from 18.12, 7.5 from 25.01, as
+    its release notes say: knowledge/ngc.toml); below it its frameworks carry no kernels for the GPU."""
+    row = snap.value("container.ngc") or {}
+    floor = versions.cc_tuple(row.get("min_cc"))
+    if floor is None or cc >= floor:
+        return None
+    older = [
+        r["tag"]
+        for r in knowledge.table("ngc")["release"]
+        if (versions.cc_tuple(r.get("min_cc")) or (99, 0)) <= cc
+    ]
+    return finding(
+        "arch-unsupported",
+        "arch-unsupported",
+        Severity.ERROR,
+        f"{gpu.get('name', 'GPU')} (compute capability {versions.cc_str(cc)}) is below what NGC release {row['tag']} "
+        f"supports (compute capability {row['min_cc']} and higher, its release notes say)",
+        LAYER,
+        evidence=[f"NGC {row['tag']}: {row['source']}"],
+        fix=[
+            f"Use an NGC release that still supports it ({older[-1]} is the newest whose notes say so) or a framework "
+            "build outside the container that does"
+            if older
+            else f"No NGC release in knowledge/ngc.toml supports compute capability {versions.cc_str(cc)}: use a "
+            "framework build outside NGC's containers that does, or a newer GPU"
+        ],
+        subject="container",
+    )
 
 
 # the stated work compiles GPU kernels with Triton: torch.compile / inductor, or Triton named itself

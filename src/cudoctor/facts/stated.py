@@ -381,6 +381,13 @@ IMAGE_CUDA = re.compile(
 )  # '< image 9.0.176': nvidia-docker 1.0's 'unsupported CUDA version: driver 8.0 < image 9.0.176'
 
 
+# an NGC container by its monthly release: 'nvcr.io/nvidia/pytorch:21.07-py3', 'NGC PyTorch 23.10 container'
+NGC_TAG = re.compile(
+    r"\bnvcr\.io/nvidia/[\w./-]+:(\d{2}\.\d{2})(?:\.\d+)?(?![\d.])|\bNGC\b[^\n\d]{0,40}?(?<![\d.])(\d{2}\.\d{2})(?![\d.])",
+    re.I,
+)
+
+
 # the container field naming its image's CUDA in words ('the CUDA 11.2 image', 'default image, CUDA 8.0'),
 # never the host's ('CUDA 12.2 on the host', "the host's CUDA 12.2")
 CONTAINER_SAYS_CUDA = re.compile(
@@ -394,8 +401,19 @@ def container_facts(text: str, key: str, own: str = "") -> list[Fact]:
     name = next((name for pattern, name in CONTAINERS if pattern.search(text)), None)
     facts = [known("host.container", name, f"stated:{key}")] if name else []
     image = IMAGE_CUDA.search(text) or CONTAINER_SAYS_CUDA.search(own)
+    ngc = NGC_TAG.search(text)
+    row = knowledge.ngc_release(ngc.group(1) or ngc.group(2)) if ngc else None
     if image and (name or key == "container"):
         facts.append(known("container.cuda", next(g for g in image.groups() if g), f"stated:{key}"))
+    elif row and versions.major_minor(row["cuda"]):
+        mm = versions.major_minor(row["cuda"]) or (0, 0)
+        facts.append(
+            known(
+                "container.cuda", f"{mm[0]}.{mm[1]}", f"stated:{key} (NGC {row['tag']}: knowledge/ngc.toml)"
+            )
+        )
+    if row:
+        facts.append(known("container.ngc", row, f"stated:{key}"))
     said = NO_GPUS_PASSED.search(text)
     if said and (name or key == "container"):
         facts.append(known("host.container_gpus", f"not passed ({said.group(0)})", f"stated:{key}"))

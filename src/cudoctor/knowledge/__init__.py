@@ -460,6 +460,11 @@ def torch_pin(package: str, version: str) -> str | None:
     return None
 
 
+def ngc_release(tag: str) -> dict[str, Any] | None:
+    """ngc.toml's row of an NGC container release ('19.02'), else None."""
+    return next((dict(r) for r in table("ngc")["release"] if r["tag"] == tag), None)
+
+
 def ollama_release(version: str) -> dict[str, Any] | None:
     """ollama.toml's row of an ollama release ('0.1.20'), else None."""
     v = versions.parse(version)
@@ -586,6 +591,7 @@ def validate() -> list[str]:
         ("applications", "application"),
         ("stated_packages", "package"),
         ("torch_pins", "pin"),
+        ("ngc", "release"),
     ):
         for i, row in enumerate(table(name)[key]):
             if not row.get("source"):
