@@ -107,6 +107,8 @@ def test_every_cause_has_a_check_or_signature() -> None:
         ("TITAN Xp", "6.1"),
         ("Tesla K80", "3.7"),
         ("GRID K520", "3.0"),  # AWS g2
+        ("Nvidia 3090", "8.6"),  # dribnet/pixray#47: the brand, then the model number
+        ("NVIDIA 4090", "8.9"),
     ],
 )
 def test_gpu_names_map_to_compute_capability(name: str, cc: str) -> None:
