@@ -767,3 +767,40 @@ def test_a_library_that_could_not_be_loaded_takes_its_causes_from_the_library_ta
 )
 def test_a_refusal_in_another_sentence_than_the_architecture_is_no_arch_reading(line: str) -> None:
     assert _by("capability", line) == []
+
+
+@pytest.mark.parametrize(
+    ("line", "library", "cause"),
+    [
+        (  # cupy/cupy#521: a cuDNN of another release than CuPy was built against
+            "ImportError('/home/user/anaconda3/lib/python3.6/site-packages/cupy/cuda/cudnn.cpython-36m-x86_64-linux-gnu.so: "
+            "undefined symbol: cudnnSetFilterNdDescriptor_v3',)",
+            "cudnn",
+            "cudnn-mismatch",
+        ),
+        (  # the corpus's cuBLASLt cases: a conda cudatoolkit's cuBLAS ahead of pip's
+            "ImportError: /x/site-packages/cuml/libcuml++.so: undefined symbol: cublasLtHSHMatmulAlgoInit",
+            "cublaslt",
+            "multiple-toolkits",
+        ),
+    ],
+)
+def test_an_undefined_symbol_of_a_cuda_librarys_api_names_that_library(
+    line: str, library: str, cause: str
+) -> None:
+    (reading,) = _by("symbol", line)
+    assert reading.facts["library"] == library
+    assert max(reading.causes, key=lambda c: reading.causes[c]) == cause
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # versioned: _versioned_symbol's
+        "libcusparse.so.12: undefined symbol: __nvJitLinkComplete_12_4, version libnvJitLink.so.12",
+        "undefined symbol: cudaGetDeviceCount",  # the runtime's own API: no prefix of a library the table holds
+        "undefined symbol: cudnn_frontend_helper",  # lower case after the prefix: not the library's C API
+    ],
+)
+def test_other_undefined_symbols_are_not_read_as_a_librarys(line: str) -> None:
+    assert [r for r in _by("symbol", line) if r.facts.get("library") in ("cudnn", "cusparse")] == []

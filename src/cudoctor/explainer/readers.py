@@ -53,9 +53,11 @@ class Reading:
 
 def read_line(text: str) -> list[Reading]:
     line = text[:MAX_LINE]
+    sonames = _sonames(line)
     return (
         _status_codes(line)
-        + _sonames(line)
+        + sonames
+        + ([] if sonames else _library_symbol(line))
         + _compiled_vs_loaded(line)
         + _versioned_symbol(line)
         + _mangled_symbol(line)
@@ -164,6 +166,25 @@ def _mangled_symbol(line: str) -> list[Reading]:
     if module:
         facts["module"] = module.group(1)
     return [Reading("symbol", dict(row["causes"]), what, facts)]
+
+
+# an undefined C symbol of a CUDA library's API, named by its prefix ('undefined symbol: cudnnSetFilterNdDescriptor_v3',
+# 'cublasLtHSHMatmulAlgoInit'): the copy of that library loaded is another release than the one the module was built
+# against (a versioned one, 'version libX.so.N', is _versioned_symbol's)
+LIBRARY_SYMBOL = re.compile(
+    r"undefined symbol: (?P<symbol>(?P<prefix>cudnn|cublasLt|cublas|cusparse|cusolver|cufft|curand|nccl|nvrtc|nvJitLink)"
+    r"[A-Z]\w*)(?!,? version )"
+)
+
+
+def _library_symbol(line: str) -> list[Reading]:
+    m = LIBRARY_SYMBOL.search(line)
+    row = _library_row(m.group("prefix")) if m else None
+    if m is None or row is None:
+        return []
+    causes = dict(WRONG_CUDNN if row["name"] == "cuDNN" else WRONG_LIBRARY)
+    what = f"{m.group('symbol')[:60]} is {row['name']}'s, and the {row['name']} loaded lacks it: another release of it"
+    return [Reading("symbol", causes, what, {"library": row["id"], "symbol": m.group("symbol")})]
 
 
 def _endings(line: str) -> list[Reading]:
@@ -381,6 +402,9 @@ SONAME = re.compile(
     re.I,
 )
 SYMBOL_VERSION = re.compile(r"undefined symbol: \S+,? version $")  # the soname is the copy that lacks it
+# a copy of a library that does not fit the module that loads it (a symbol it lacks): cuDNN's is cudnn-mismatch
+WRONG_CUDNN = {"cudnn-mismatch": 0.85, "multiple-toolkits": 0.5}
+WRONG_LIBRARY = {"multiple-toolkits": 0.7, "env-path-misconfig": 0.45, "library-bug": 0.1}
 NOT_THE_FAILURE = re.compile(r"(?:required|needed) by\b", re.I)  # the soname after it is not the one missing
 
 
@@ -440,14 +464,7 @@ def _sonames(line: str) -> list[Reading]:
         return []
     _, soname, ver, row, wrong_copy = min(hits, key=lambda h: h[0])
     cudnn = row["name"] == "cuDNN"
-    if wrong_copy:
-        causes = (
-            {"cudnn-mismatch": 0.85, "multiple-toolkits": 0.5}
-            if cudnn
-            else {"multiple-toolkits": 0.7, "env-path-misconfig": 0.45, "library-bug": 0.1}
-        )
-    else:
-        causes = _load_causes(row, bool(ver))
+    causes = dict(WRONG_CUDNN if cudnn else WRONG_LIBRARY) if wrong_copy else _load_causes(row, bool(ver))
     facts = {"library": row["id"], "soname": soname}
     if ver:
         facts["wanted"] = ver
