@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from cudoctor.model import Severity
 from tests.checks.helpers import outcome
 from tests.conftest import finding_ids, run_check, stated
 
@@ -140,3 +141,24 @@ def test_torch_extension_toolkit_from_stated_facts() -> None:
         "torch-extension-toolkit", stated({"framework_version": "2.1.0+cpu", "system_cuda": "12.1"})
     ) == ("ok", [])
     assert outcome("torch-extension-toolkit", stated({"framework_version": "2.1.0+cu118"}))[0] == "unknown"
+
+
+def test_a_toolkit_older_than_the_gpu_cannot_build_for_it() -> None:
+    """facebookresearch/detectron2: nvcc 9.1 (up to sm_72) with a GTX 1660 Ti (7.5), detectron2._C failing to
+    import; a warning where the facts say code is compiled here, a note where they do not; CUDA 11.8 builds for a
+    3090; no GPU stated, nothing to compare."""
+    d2 = stated(
+        {
+            "gpu": "GeForce GTX 1660 Ti",
+            "system_cuda": "Cuda compilation tools, release 9.1, V9.1.85",
+            "other": "CUDA_HOME /usr; detectron2._C failed to import",
+        }
+    )
+    (found,) = run_check("toolkit-older-than-gpu", d2).findings
+    assert found.severity == Severity.WARNING and "up to 7.2" in found.title
+    assert "CUDA 10.0 or newer" in found.fix[0]
+    plain = stated({"gpu": "GeForce GTX 1660 Ti", "system_cuda": "9.1"})
+    assert [f.severity for f in run_check("toolkit-older-than-gpu", plain).findings] == [Severity.INFO]
+    fits = stated({"gpu": "RTX 3090", "system_cuda": "11.8", "other": "python setup.py install"})
+    assert run_check("toolkit-older-than-gpu", fits).findings == ()
+    assert run_check("toolkit-older-than-gpu", stated({"system_cuda": "9.1"})).outcome == "unknown"

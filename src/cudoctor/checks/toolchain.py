@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 from cudoctor import knowledge, versions
@@ -283,5 +284,56 @@ def torch_extension_toolkit(snap: Snapshot) -> list[Finding]:
             subject="torch",
             also=["toolchain-not-found"],
             generic_fixes=False,  # the cause's steps are about shadowing libraries and XLA, not a build's nvcc
+        )
+    ]
+
+
+# the facts say CUDA code is compiled here: an extension's setup.py, nvcc itself, a module built from source
+BUILT_HERE = re.compile(
+    r"setup\.py|\bbuil(?:t|d|ding)\b|\bcompil|\bnvcc\b|\bextension|\._(?:C|ext)\b|from source|\bcmake\b|CUDA_HOME"
+    r"|TORCH_CUDA_ARCH_LIST|Unsupported gpu architecture",
+    re.I,
+)
+
+
+@check("toolkit-older-than-gpu", "toolchain-not-found", LAYER, requires=("cuda.toolkits", "gpu.devices"))
+def toolkit_older_than_gpu(snap: Snapshot) -> list[Finding]:
+    """The CUDA toolkit that builds CUDA code here (CUDA_HOME, nvcc on PATH, /usr/local/cuda, the stated one) is
+    older than the GPU: its nvcc cannot target it ('nvcc fatal : Unsupported gpu architecture compute_86'), so a
+    torch extension or other CUDA code built with it fails or has no kernels for it. A warning where the facts say
+    code is compiled here, a note otherwise (wheels bring their own CUDA)."""
+    tk, how = _extension_toolkit(snap)
+    rng = knowledge.toolkit_cc_range(str((tk or {}).get("version") or ""))
+    newest = [g for g in view.gpus(snap) if g.get("cc_t") and rng and g["cc_t"] > rng[1]]
+    if tk is None or rng is None or not newest:
+        return []
+    gpu, cc = newest[0], newest[0]["cc_t"]
+    said = (
+        " ".join(str(snap.value(f"stated.{k}") or "") for k in ("other", "container"))
+        + " "
+        + " ".join(str(info.get("stated") or "") for _, info in view.frameworks(snap))
+    )
+    span = knowledge.cuda_span_for_cc(versions.cc_str(cc))
+    return [
+        finding(
+            "toolkit-older-than-gpu",
+            "toolchain-not-found",
+            Severity.WARNING if BUILT_HERE.search(said) else Severity.INFO,
+            f"CUDA {tk.get('version')} ({how}) builds for compute capability up to {versions.cc_str(rng[1])}, older than "
+            f"{gpu.get('name', 'the GPU')} ({versions.cc_str(cc)}): CUDA code compiled with it here (a torch extension, "
+            f"a from-source build) fails with 'Unsupported gpu architecture' or has no kernels for this GPU",
+            LAYER,
+            evidence=[
+                f"toolkit: CUDA {tk.get('version')} ({how})",
+                f"GPU compute capability {versions.cc_str(cc)}",
+            ],
+            fix=[
+                f"Build with a CUDA {span[0]} or newer toolkit (of the same major as the framework's CUDA): put its bin/ "
+                "first on PATH and point CUDA_HOME at it"
+                if span
+                else "Build with a CUDA toolkit that supports this GPU"
+            ],
+            subject="toolkit",
+            generic_fixes=False,
         )
     ]
