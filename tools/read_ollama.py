@@ -63,6 +63,25 @@ def floor(repo: str, tag: str) -> str | None:
     return None
 
 
+DRIVER_FLOOR = re.compile(r"minFatbinCompressionNVIDIADriverMajor\s*=\s*(\d+)")
+LEGACY_FLOOR = re.compile(r"minLegacyComputeJITNVIDIADriverMajor\s*=\s*(\d+)|if driver >= (\d+) \{")
+LEGACY_BELOW = re.compile(r"ComputeMajor < (\d+)")
+
+
+def driver_floors(repo: str, tag: str) -> dict[str, str]:
+    """discover/cuda_compat.go (from 0.30): the driver branch below which ollama drops every CUDA GPU
+    (min_driver), and the one below which it drops GPUs under a compute capability major (legacy_*)."""
+    text = show(repo, tag, "discover/cuda_compat.go")
+    out = {}
+    floor, legacy, below = DRIVER_FLOOR.search(text), LEGACY_FLOOR.search(text), LEGACY_BELOW.search(text)
+    if floor:
+        out["min_driver"] = floor.group(1)
+    if legacy and below:
+        out["legacy_min_driver"] = legacy.group(1) or legacy.group(2)
+        out["legacy_below_cc"] = f"{below.group(1)}.0"
+    return out
+
+
 def runners(repo: str, tag: str) -> list[dict[str, str]]:
     docker = show(repo, tag, "Dockerfile")
     cuda: dict[str, str] = {}
@@ -95,10 +114,10 @@ def releases(repo: str) -> list[str]:
 def rows(repo: str) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for tag in releases(repo):
-        read = {"min_cc": floor(repo, tag), "runners": runners(repo, tag)}
+        read = {"min_cc": floor(repo, tag), "runners": runners(repo, tag), **driver_floors(repo, tag)}
         if not read["runners"] and read["min_cc"] is None:
             continue
-        if out and {k: out[-1][k] for k in read} == read:
+        if out and {k: v for k, v in out[-1].items() if k not in ("first", "last")} == read:
             out[-1]["last"] = tag[1:]
         else:
             out.append({"first": tag[1:], "last": tag[1:], **read})
@@ -112,13 +131,17 @@ def toml(out: list[dict[str, Any]], commit: str) -> str:
         "# min_cc: the lowest compute capability its GPU discovery accepts (below it ollama runs on the CPU; absent",
         "#   where the release's discovery code names none). runners: its Linux CUDA runners, each the CUDA toolkit it",
         "#   is built with (its driver floor is that CUDA's) and CMAKE_CUDA_ARCHITECTURES ('NN-virtual' is PTX only;",
-        "#   empty where the build left it to CMake's default).",
+        "#   empty where the build left it to CMake's default). min_driver: the driver branch below which it drops every",
+        "#   CUDA GPU; legacy_min_driver: the one below which it drops GPUs under legacy_below_cc (discover/cuda_compat.go).",
         "",
     ]
     for row in out:
         lines += ["[[release]]", f'first = "{row["first"]}"', f'last = "{row["last"]}"']
         if row["min_cc"]:
             lines.append(f'min_cc = "{row["min_cc"]}"')
+        for key in ("min_driver", "legacy_min_driver", "legacy_below_cc"):
+            if row.get(key):
+                lines.append(f'{key} = "{row[key]}"')
         runs = ", ".join(f'{{ cuda = "{r["cuda"]}", archs = "{r["archs"]}" }}' for r in row["runners"])
         lines += [f"runners = [{runs}]", ""]
     return "\n".join(lines)

@@ -93,3 +93,30 @@ def test_the_table_reads_in_release_order_with_parseable_runners() -> None:
     assert knowledge.ollama_archs("61;86-virtual;90a") == ["sm_61", "compute_86", "sm_90a"]
     assert knowledge.ollama_release("0.1.20") == {**rows[2]}
     assert knowledge.ollama_release("9.9.9") is None
+
+
+def test_ollamas_own_driver_floors_from_030_on() -> None:
+    """discover/cuda_compat.go (read into ollama.toml): from 0.31 a driver below 550 loses every CUDA GPU, and one
+    below 570 a GPU under compute capability 7.0 (ollama/ollama#17290: two P40s on 535 under 0.32.1; 580 fixed it)."""
+    p40 = {"gpu": "2x NVIDIA Tesla P40", "framework_version": "Ollama 0.32.1"}
+    result = run_check("ollama", stated({**p40, "driver": "535.309.01"}))
+    assert finding_ids(result) == ["ollama-driver-too-old"]
+    assert "570" in result.findings[0].fix[0]  # the higher of the two floors that apply to a P40
+    assert run_check("ollama", stated({**p40, "driver": "580.159.03"})).findings == ()
+    ampere = run_check(
+        "ollama", stated({"gpu": "RTX 3090", "driver": "535.309.01", "framework_version": "ollama 0.32.1"})
+    )
+    assert "550" in ampere.findings[0].fix[0]
+    assert (
+        run_check(
+            "ollama", stated({"gpu": "RTX 3090", "driver": "560.35.03", "framework_version": "ollama 0.32.1"})
+        ).findings
+        == ()
+    )
+    # before cuda_compat.go (0.24) no such floor: a 535 driver runs the CUDA 12.8 runner through minor-version compatibility
+    assert (
+        run_check(
+            "ollama", stated({**p40, "driver": "535.309.01", "framework_version": "ollama 0.24.0"})
+        ).findings
+        == ()
+    )

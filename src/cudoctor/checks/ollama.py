@@ -30,8 +30,13 @@ def ollama(snap: Snapshot) -> list[Finding]:
             out.append(hit)
             break
     driver_cuda = snap.value("driver.cuda_version")
-    if row and driver_cuda and not info.get("system_cuda"):
-        hit = _driver_runs_no_runner(str(driver_cuda), info, row)
+    ccs = [g["cc_t"] for g in view.gpus(snap) if g.get("cc_t")]
+    if row and not info.get("system_cuda"):
+        hit = _below_ollama_driver_floor(snap, info, row, min(ccs) if ccs else None) or (
+            _driver_runs_no_runner(str(driver_cuda), info, row, min(ccs) if ccs else None)
+            if driver_cuda
+            else None
+        )
         if hit:
             out.append(hit)
     return out
@@ -137,24 +142,100 @@ def _runner_lacks(
     )
 
 
-def _driver_runs_no_runner(driver_cuda: str, info: dict[str, Any], row: dict[str, Any]) -> Finding | None:
-    """A driver too old for every CUDA runner the release ships (ollama 0.9.3's only runner is CUDA 12.8)."""
-    cudas = [r["cuda"] for r in row["runners"]]
-    if not cudas or any(knowledge.driver_runs(driver_cuda, c) for c in cudas):
+def _below_ollama_driver_floor(
+    snap: Snapshot, info: dict[str, Any], row: dict[str, Any], cc: versions.Version | None
+) -> Finding | None:
+    """ollama's own driver floors (discover/cuda_compat.go, from 0.30): below min_driver it drops every CUDA GPU,
+    below legacy_min_driver the GPUs under legacy_below_cc (their code is PTX it has the driver compile)."""
+    dv = versions.parse(str(snap.value("driver.version") or ""))
+    if dv is None:
         return None
-    oldest = min(cudas, key=lambda c: versions.parse(c) or ())
-    floor = knowledge.driver_floor(oldest)
+    floors = []  # (branch, for whom): the highest that applies is the one to reach
+    if row.get("min_driver"):
+        floors.append((int(row["min_driver"]), "for every CUDA GPU"))
+    below = versions.cc_tuple(row.get("legacy_below_cc"))
+    if row.get("legacy_min_driver") and cc and below and cc < below:
+        floors.append(
+            (int(row["legacy_min_driver"]), f"for a GPU below compute capability {row['legacy_below_cc']}")
+        )
+    floor, why = max(floors, default=(0, ""))
+    if dv[0] >= floor:
+        return None
     return finding(
         "ollama-driver-too-old",
         "driver-too-old",
         Severity.ERROR,
-        f"The driver runs CUDA {driver_cuda}, older than every CUDA runner of {_name(info)} "
-        f"({', '.join(cudas)}): it runs the model on the CPU",
+        f"Driver {snap.value('driver.version')} is below the {floor} branch {_name(info)} asks {why} "
+        "('NVIDIA driver too old' in its debug log): it runs the model on the CPU",
+        LAYER,
+        evidence=[SOURCE, f"{_name(info)}: discover/cuda_compat.go"],
+        fix=[f"Upgrade the NVIDIA driver to the {floor} branch or newer"],
+        subject="ollama",
+        generic_fixes=False,
+    )
+
+
+def _runs(driver_cuda: str, runner: dict[str, str], cc: versions.Version | None) -> bool:
+    """Whether a driver runs a CUDA runner on this GPU: where the runner holds only PTX for it ('61-virtual'),
+    the driver JIT-compiles that PTX and must support the runner's CUDA itself (no minor-version
+    compatibility: ollama's own cuda_compat.go asks 570 for CUDA 12.8's PTX on compute capability 6.x)."""
+    support = (
+        knowledge.arch_support(cc, knowledge.ollama_archs(runner["archs"]))
+        if cc and runner["archs"]
+        else "sass"
+    )
+    if support == "ptx":
+        have, want = versions.major_minor(driver_cuda), versions.major_minor(runner["cuda"])
+        return bool(have and want and have >= want)
+    return support == "sass" and knowledge.driver_runs(driver_cuda, runner["cuda"])
+
+
+def _driver_runs_no_runner(
+    driver_cuda: str, info: dict[str, Any], row: dict[str, Any], cc: versions.Version | None
+) -> Finding | None:
+    """A driver too old for every CUDA runner the release ships for this GPU (ollama 0.9.3's only runner is
+    CUDA 12.8; from 0.30 a Pascal GPU gets only PTX from the CUDA 12.8 runner, which a 535 driver cannot JIT)."""
+    runners = row["runners"]
+    if not runners or any(_runs(driver_cuda, r, cc) for r in runners):
+        return None
+    ptx = [
+        r
+        for r in runners
+        if cc and r["archs"] and knowledge.arch_support(cc, knowledge.ollama_archs(r["archs"])) == "ptx"
+    ]
+    if (
+        cc
+        and not ptx
+        and not any(
+            knowledge.arch_support(cc, knowledge.ollama_archs(r["archs"])) == "sass"
+            for r in runners
+            if r["archs"]
+        )
+        and all(r["archs"] for r in runners)
+    ):
+        return None  # no runner has code for this GPU at all: that is the architecture's finding, not the driver's
+    if ptx:
+        oldest = min((r["cuda"] for r in ptx), key=lambda c: versions.parse(c) or ())
+        need = knowledge.release_driver_floor(oldest)
+        why = (
+            f"its CUDA {oldest} runner holds only PTX for compute capability {versions.cc_str(cc or (0, 0))}, which the "
+            f"driver compiles itself, so it must be CUDA {oldest}'s own driver (no minor-version compatibility)"
+        )
+        floor = (need, why) if need else None
+    else:
+        oldest = min((r["cuda"] for r in runners), key=lambda c: versions.parse(c) or ())
+        floor = knowledge.driver_floor(oldest)
+    cudas = ", ".join(r["cuda"] for r in runners)
+    return finding(
+        "ollama-driver-too-old",
+        "driver-too-old",
+        Severity.ERROR,
+        f"The driver runs CUDA {driver_cuda}, too old for every CUDA runner of {_name(info)} ({cudas})"
+        + (" on this GPU" if ptx else "")
+        + ": it runs the model on the CPU",
         LAYER,
         evidence=[SOURCE] + ([floor[1]] if floor else []),
-        fix=[
-            f"Upgrade the NVIDIA driver to {floor[0]} or newer" if floor else "Upgrade the NVIDIA driver",
-        ],
+        fix=[f"Upgrade the NVIDIA driver to {floor[0]} or newer" if floor else "Upgrade the NVIDIA driver"],
         subject="ollama",
         generic_fixes=False,
     )
