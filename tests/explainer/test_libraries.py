@@ -253,3 +253,19 @@ def test_a_library_of_a_cuda_the_stated_driver_cannot_run_is_the_driver_first() 
     assert any("410.48" in why for why in old.causes[0].reasons)
     assert top(explain_text(CUBLAS_10, {"driver": "418.87.01"}))[0] == "cuda-libs-missing"
     assert top(explain_text(CUBLAS_10, {}))[0] == "cuda-libs-missing"
+
+
+def test_an_undefined_cudnn_symbol_is_a_cudnn_of_another_release() -> None:
+    """cupy/cupy#521: CuPy's cudnn module lacks cudnnSetFilterNdDescriptor_v3 in the cuDNN loaded; no NumPy or
+    MKL step beside it (the missing symbol is cuDNN's)."""
+    line = (
+        "ImportError('/home/user/anaconda3/lib/python3.6/site-packages/cupy/cuda/cudnn.cpython-36m-x86_64-linux-gnu.so: "
+        "undefined symbol: cudnnSetFilterNdDescriptor_v3',)\n"
+    )
+    exp = explain_text(line, {})
+    assert top(exp)[0] == "cudnn-mismatch"
+    doc = rank.cause_json(exp.causes, 1, plan=exp.plan)
+    assert not any("numpy" in s.lower() or "mkl" in s.lower() for s in doc["fix"])
+    # a cuBLAS symbol stays the copy that shadows another (the corpus's six cases)
+    cublas = explain_text("OSError: libfoo.so: undefined symbol: cublasLtHSHMatmulAlgoInit\n", {})
+    assert top(cublas)[0] == "multiple-toolkits"

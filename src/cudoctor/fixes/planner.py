@@ -59,6 +59,7 @@ class Context:
     # the library whose C++ namespace an undefined symbol is in ('tensorflow': status_codes.toml [[namespace]]) and
     # the module that lacks it ('correlation'): that module was built against another release of the library
     symbol_namespace: str | None = None
+    symbol_library: str | None = None  # the CUDA library whose C symbol the log says is missing ('cudnn')
     module: str | None = None
     # the package whose wheel pins the torch release, where the torch is known only through it ('vllm 0.4.3'):
     # its compiled kernels need that torch build, so no step swaps torch alone
@@ -142,6 +143,7 @@ def context(
         library_range=facts.get("cuda_range"),
         symbol_cuda=facts.get("symbol_cuda"),
         symbol_namespace=facts.get("namespace"),
+        symbol_library=facts.get("library") if facts.get("symbol") and not facts.get("namespace") else None,
         torch_pinned_by=str(info["pinned_by"]) if framework == "torch" and info.get("pinned_by") else None,
         module=facts.get("module"),
         pythonpath_copy=view.pythonpath_entry(info, snap),
@@ -551,8 +553,9 @@ NUMPY_OR_MKL = re.compile(r"\bnumpy\b|\bmkl\b", re.I)
 
 def _abi_of_another_library(step: str, ctx: Context) -> bool:
     """A NumPy or MKL remedy where the log's missing symbol is in another library's C++ namespace (a
-    TensorFlow custom op lacking a tensorflow:: symbol was built against another TensorFlow, not NumPy)."""
-    return ctx.symbol_namespace is not None and bool(NUMPY_OR_MKL.search(step))
+    TensorFlow custom op lacking a tensorflow:: symbol was built against another TensorFlow, not NumPy) or is a
+    CUDA library's (cudnnSetFilterNdDescriptor_v3)."""
+    return (ctx.symbol_namespace or ctx.symbol_library) is not None and bool(NUMPY_OR_MKL.search(step))
 
 
 RULES = (
