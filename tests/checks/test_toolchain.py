@@ -159,6 +159,16 @@ def test_a_toolkit_older_than_the_gpu_cannot_build_for_it() -> None:
     assert "CUDA 10.0 or newer" in found.fix[0]
     plain = stated({"gpu": "GeForce GTX 1660 Ti", "system_cuda": "9.1"})
     assert [f.severity for f in run_check("toolkit-older-than-gpu", plain).findings] == [Severity.INFO]
+    with_torch = stated(
+        {
+            "gpu": "GeForce GTX 1660 Ti",
+            "framework_version": "torch 1.4.0",
+            "framework_cuda": "10.1",
+            "system_cuda": "9.1",
+        }
+    )
+    (step,) = run_check("toolkit-older-than-gpu", with_torch).findings[0].fix
+    assert step.startswith("Build with a CUDA 10.1 toolkit")  # torch's own CUDA, which builds for the GPU
     fits = stated({"gpu": "RTX 3090", "system_cuda": "11.8", "other": "python setup.py install"})
     assert run_check("toolkit-older-than-gpu", fits).findings == ()
     assert run_check("toolkit-older-than-gpu", stated({"system_cuda": "9.1"})).outcome == "unknown"

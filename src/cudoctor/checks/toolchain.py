@@ -314,6 +314,22 @@ def toolkit_older_than_gpu(snap: Snapshot) -> list[Finding]:
         + " ".join(str(info.get("stated") or "") for _, info in view.frameworks(snap))
     )
     span = knowledge.cuda_span_for_cc(versions.cc_str(cc))
+    torch = dict(view.cuda_frameworks(snap)).get("torch") or {}
+    torch_rng = knowledge.toolkit_cc_range(str(torch.get("cuda") or ""))
+    if (
+        torch_rng and cc <= torch_rng[1]
+    ):  # torch's own CUDA builds for the GPU, and extensions must match its major
+        step = (
+            f"Build with a CUDA {torch['cuda']} toolkit, the CUDA {view.describe('torch', torch)} was built with, which "
+            "builds for this GPU: put its bin/ first on PATH and point CUDA_HOME at it"
+        )
+    elif span:
+        step = (
+            f"Build with a CUDA {span[0]} or newer toolkit (of the same major as the framework's CUDA): put its bin/ "
+            "first on PATH and point CUDA_HOME at it"
+        )
+    else:
+        step = "Build with a CUDA toolkit that supports this GPU"
     return [
         finding(
             "toolkit-older-than-gpu",
@@ -327,12 +343,7 @@ def toolkit_older_than_gpu(snap: Snapshot) -> list[Finding]:
                 f"toolkit: CUDA {tk.get('version')} ({how})",
                 f"GPU compute capability {versions.cc_str(cc)}",
             ],
-            fix=[
-                f"Build with a CUDA {span[0]} or newer toolkit (of the same major as the framework's CUDA): put its bin/ "
-                "first on PATH and point CUDA_HOME at it"
-                if span
-                else "Build with a CUDA toolkit that supports this GPU"
-            ],
+            fix=[step],
             subject="toolkit",
             generic_fixes=False,
         )
