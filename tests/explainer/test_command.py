@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cudoctor.explainer import command, scan
+from cudoctor.explainer import command, corpus, scan
 from tests.conftest import ROOT, SHARED, cudoctor
 from tests.explainer.helpers import ASYNC
 
@@ -194,7 +194,7 @@ def test_huge_line_without_newline_is_scanned_in_pieces(tmp_path: Path) -> None:
     assert len(doc["root"]["text"]) <= scan.KEEP_LINE
 
 
-EXTRA_CORPUS = os.path.join(ROOT, "src", "cudoctor", "knowledge", "corpus", "extra.jsonl")
+EXTRA_CORPUS = [os.path.join(corpus.HERE, name) for name in corpus.EXTRA]
 
 
 def test_the_dev_corpus_scored_through_the_cli_holds_its_bar() -> None:
@@ -221,7 +221,12 @@ def test_the_shipped_corpus_holds_its_in_sample_bar() -> None:
     what fixed them, stood at 0.81 in-sample when session 39 joined them and at 0.82 / 0.97 (565 reports)
     when session 41 joined rounds 156-164: each group holds its own bar, so a harder round joined does not
     move the earlier one's."""
-    rows = [json.loads(line) for line in Path(EXTRA_CORPUS).read_text(encoding="utf-8").splitlines() if line]
+    rows = [
+        json.loads(line)
+        for path in EXTRA_CORPUS
+        for line in Path(path).read_text(encoding="utf-8").splitlines()
+        if line
+    ]
     hits: list[tuple[bool, bool, bool]] = []  # (an earlier round's, first right, among the first three)
     for row in rows:
         ids = [c["id"] for c in command.explain_stated(row["log"], row.get("context") or {})["causes"]]

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from cudoctor.explainer import corpus
 from cudoctor.knowledge import tomllib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -41,7 +42,7 @@ def table() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def corpus_ids() -> list[str]:
-    return _ids("dev.jsonl") + _ids("extra.jsonl")
+    return [i for name in corpus.FILES for i in _ids(name)]
 
 
 def _figures(row: dict[str, Any]) -> dict[str, float]:
@@ -139,11 +140,17 @@ def test_every_round_prefix_in_the_corpus_has_its_round(table: dict[str, Any], c
     assert orphans == [], "add the round to tests/fixtures/corpus/rounds.toml"
 
 
-def test_the_rounds_account_for_every_row_of_extra_jsonl(table: dict[str, Any]) -> None:
-    # extra.jsonl is the rounds' reports, appended in order, nothing else
+def test_the_rounds_account_for_every_row_of_the_extra_shards(table: dict[str, Any]) -> None:
+    # the extra-N.jsonl shards are the rounds' reports, appended in order, nothing else
     joined = sum(row.get("joined", row["cases"]) for row in table["round"] if "part_of" not in row)
     joined += sum(row["cases"] for row in table["other_cases"])
-    assert joined == len(_ids("extra.jsonl"))
+    assert joined == sum(len(_ids(name)) for name in corpus.EXTRA)
+
+
+def test_every_shard_is_declared_and_within_its_bound() -> None:
+    on_disk = sorted(n for n in os.listdir(CORPUS) if n.endswith(".jsonl"))
+    assert on_disk == sorted(corpus.FILES)
+    assert all(os.path.getsize(os.path.join(CORPUS, n)) <= corpus.SHARD_BYTES for n in corpus.FILES)
 
 
 def test_scenario_sets_count_within_their_size(table: dict[str, Any]) -> None:

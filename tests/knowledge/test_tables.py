@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from cudoctor import knowledge, versions
-from cudoctor.explainer import signatures
+from cudoctor.explainer import corpus, signatures
 from tests import regex_samples
 from tests.conftest import ROOT, SHARED
 
-EXTRA_CORPUS = os.path.join(ROOT, "src", "cudoctor", "knowledge", "corpus", "extra.jsonl")
+EXTRA_CORPUS = [os.path.join(corpus.HERE, name) for name in corpus.EXTRA]
 
 
 def test_tables_validate() -> None:
@@ -41,7 +41,7 @@ def test_every_real_line_a_pattern_matches_holds_one_of_its_anchors() -> None:
     matches more than its anchors cover fails silently (torchvision's "different CUDA major versions"
     did, behind an anchor without "major"). Checked on every line of the real reports in both corpora
     and on every signature's own examples and counter-examples."""
-    corpora = [os.path.join(SHARED, "corpus", "dev.jsonl"), EXTRA_CORPUS]
+    corpora = [os.path.join(SHARED, "corpus", "dev.jsonl"), *EXTRA_CORPUS]
     lines = {
         ln
         for path in corpora

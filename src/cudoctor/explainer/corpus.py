@@ -16,7 +16,11 @@ import re
 from typing import Any
 
 HERE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "knowledge", "corpus")
-FILES = ("dev.jsonl", "extra.jsonl")
+# dev.jsonl (the shared seed), then the rounds' reports in order, in shards kept under SHARD_BYTES each: a round
+# is appended to the last shard, and a new shard, listed here, is started when it would pass the bound
+FILES = ("dev.jsonl", "extra-1.jsonl", "extra-2.jsonl", "extra-3.jsonl")
+EXTRA = FILES[1:]
+SHARD_BYTES = 1 << 20
 
 
 class CorpusError(Exception):
