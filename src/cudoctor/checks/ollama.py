@@ -175,19 +175,21 @@ def _below_ollama_driver_floor(
     )
 
 
-def _runs(driver_cuda: str, runner: dict[str, str], cc: versions.Version | None) -> bool:
+def _support(runner: dict[str, str], cc: versions.Version | None) -> str:
+    """What a runner holds for this GPU: 'sass', 'ptx', 'none', or 'unknown' (no GPU or no architecture list)."""
+    if cc is None or not runner["archs"]:
+        return "unknown"
+    return knowledge.arch_support(cc, knowledge.ollama_archs(runner["archs"]))
+
+
+def _runs(driver_cuda: str, runner: dict[str, str], support: str) -> bool:
     """Whether a driver runs a CUDA runner on this GPU: where the runner holds only PTX for it ('61-virtual'),
     the driver JIT-compiles that PTX and must support the runner's CUDA itself (no minor-version
     compatibility: ollama's own cuda_compat.go asks 570 for CUDA 12.8's PTX on compute capability 6.x)."""
-    support = (
-        knowledge.arch_support(cc, knowledge.ollama_archs(runner["archs"]))
-        if cc and runner["archs"]
-        else "sass"
-    )
     if support == "ptx":
         have, want = versions.major_minor(driver_cuda), versions.major_minor(runner["cuda"])
         return bool(have and want and have >= want)
-    return support == "sass" and knowledge.driver_runs(driver_cuda, runner["cuda"])
+    return support in ("sass", "unknown") and knowledge.driver_runs(driver_cuda, runner["cuda"])
 
 
 def _driver_runs_no_runner(
@@ -196,24 +198,12 @@ def _driver_runs_no_runner(
     """A driver too old for every CUDA runner the release ships for this GPU (ollama 0.9.3's only runner is
     CUDA 12.8; from 0.30 a Pascal GPU gets only PTX from the CUDA 12.8 runner, which a 535 driver cannot JIT)."""
     runners = row["runners"]
-    if not runners or any(_runs(driver_cuda, r, cc) for r in runners):
+    supports = [_support(r, cc) for r in runners]
+    if not runners or any(_runs(driver_cuda, r, s) for r, s in zip(runners, supports, strict=True)):
         return None
-    ptx = [
-        r
-        for r in runners
-        if cc and r["archs"] and knowledge.arch_support(cc, knowledge.ollama_archs(r["archs"])) == "ptx"
-    ]
-    if (
-        cc
-        and not ptx
-        and not any(
-            knowledge.arch_support(cc, knowledge.ollama_archs(r["archs"])) == "sass"
-            for r in runners
-            if r["archs"]
-        )
-        and all(r["archs"] for r in runners)
-    ):
+    if all(s == "none" for s in supports):
         return None  # no runner has code for this GPU at all: that is the architecture's finding, not the driver's
+    ptx = [r for r, s in zip(runners, supports, strict=True) if s == "ptx"]
     if ptx:
         oldest = min((r["cuda"] for r in ptx), key=lambda c: versions.parse(c) or ())
         need = knowledge.release_driver_floor(oldest)
