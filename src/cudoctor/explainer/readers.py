@@ -178,11 +178,11 @@ LIBRARY_SYMBOL = re.compile(
 
 
 def _library_symbol(line: str) -> list[Reading]:
-    m = LIBRARY_SYMBOL.search(line)
-    row = _library_row(m.group("prefix")) if m else None
-    if m is None or row is None:
+    found = _library_named(LIBRARY_SYMBOL, "prefix", line)
+    if found is None:
         return []
-    causes = dict(WRONG_CUDNN if row["name"] == "cuDNN" else WRONG_LIBRARY)
+    m, row = found
+    causes = _wrong_copy_causes(row)
     what = f"{m.group('symbol')[:60]} is {row['name']}'s, and the {row['name']} loaded lacks it: another release of it"
     return [Reading("symbol", causes, what, {"library": row["id"], "symbol": m.group("symbol")})]
 
@@ -426,6 +426,18 @@ def _load_causes(row: dict[str, Any], versioned: bool) -> dict[str, float]:
     return dict(row["causes"] if versioned or "unversioned_causes" not in row else row["unversioned_causes"])
 
 
+def _library_named(rx: re.Pattern[str], group: str, line: str) -> tuple[re.Match[str], dict[str, Any]] | None:
+    """The match of `rx` on the line and the library table's row of the library its `group` names, or None."""
+    m = rx.search(line)
+    row = _library_row(m.group(group)) if m else None
+    return (m, row) if m is not None and row is not None else None
+
+
+def _wrong_copy_causes(row: dict[str, Any]) -> dict[str, float]:
+    """What a copy of this library that lacks a symbol its caller needs means (cuDNN's: cudnn-mismatch)."""
+    return dict(WRONG_CUDNN if row["name"] == "cuDNN" else WRONG_LIBRARY)
+
+
 def library_causes(name: str) -> dict[str, float] | None:
     """The causes the library table gives a soname or DLL that could not be loaded ('libnvinfer.so.8' and
     'nvinfer_10.dll' are TensorRT's, most often installed off the loader's path; 'nvcuda.dll' is the
@@ -463,8 +475,7 @@ def _sonames(line: str) -> list[Reading]:
     if not hits:
         return []
     _, soname, ver, row, wrong_copy = min(hits, key=lambda h: h[0])
-    cudnn = row["name"] == "cuDNN"
-    causes = dict(WRONG_CUDNN if cudnn else WRONG_LIBRARY) if wrong_copy else _load_causes(row, bool(ver))
+    causes = _wrong_copy_causes(row) if wrong_copy else _load_causes(row, bool(ver))
     facts = {"library": row["id"], "soname": soname}
     if ver:
         facts["wanted"] = ver
@@ -491,10 +502,10 @@ VERSIONED_SYMBOL = re.compile(
 
 
 def _versioned_symbol(line: str) -> list[Reading]:
-    m = VERSIONED_SYMBOL.search(line)
-    row = _library_row(m.group("base")) if m else None
-    if m is None or row is None:
+    found = _library_named(VERSIONED_SYMBOL, "base", line)
+    if found is None:
         return []
+    m, row = found
     cuda = f"{m.group('major')}.{m.group('minor')}"
     facts = {
         "library": row["id"],
