@@ -405,8 +405,7 @@ def container_facts(text: str, key: str, own: str = "") -> list[Fact]:
     row = knowledge.ngc_release(ngc.group(1) or ngc.group(2)) if ngc else None
     if image and (name or key == "container"):
         facts.append(known("container.cuda", next(g for g in image.groups() if g), f"stated:{key}"))
-    elif row and versions.major_minor(row["cuda"]):
-        mm = versions.major_minor(row["cuda"]) or (0, 0)
+    elif row and (mm := versions.major_minor(row["cuda"])):
         facts.append(
             known(
                 "container.cuda", f"{mm[0]}.{mm[1]}", f"stated:{key} (NGC {row['tag']}: knowledge/ngc.toml)"
