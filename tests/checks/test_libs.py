@@ -98,6 +98,28 @@ def test_cudnn_version_mismatch() -> None:
     assert outcome("cudnn-version-mismatch", stated({}, framework__torch=torch_cuda()))[0] == "unknown"
 
 
+def test_a_build_of_any_library_that_names_its_cudnn_is_held_to_it() -> None:
+    # PaddlePaddle (no framework fact) states its build's cuDNN; the one loaded is older: check scenario
+    # paddle-post101-cudnn74-vs-76 (PaddlePaddle/Paddle issue, cuDNN 7.4 under a 7.6 build)
+    paddle = {"framework_version": "paddlepaddle-gpu 2.1.0.post101 (compiled with cuDNN 7.6)", "cudnn": "7.4"}
+    [f] = run_check("cudnn-version-mismatch", stated(paddle)).findings
+    assert f.cause == "cudnn-mismatch" and "compiled with cuDNN 7.6" in f.title and "7.4 (stated)" in f.title
+    # the words may be in 'other', about a framework named only there (TensorFlow's own message, pasted)
+    kaggle = {
+        "other": "TensorFlow source was compiled with cuDNN 9.3.0",
+        "cudnn": "9.0.0 (loaded at runtime)",
+    }
+    assert outcome("cudnn-version-mismatch", stated(kaggle))[1] == ["cudnn-version-mismatch"]
+    # silent: the cuDNN found is the build's, or a newer minor of its major
+    for have in ("7.6.5", "7.8"):
+        assert outcome("cudnn-version-mismatch", stated({**paddle, "cudnn": have})) == ("ok", [])
+    # missing facts: no cuDNN stated, nothing to compare
+    assert (
+        outcome("cudnn-version-mismatch", stated({"framework_version": paddle["framework_version"]}))[0]
+        == "unknown"
+    )
+
+
 def test_a_tensorflow_nightly_is_not_held_to_its_releases_cudnn() -> None:
     """tf-nightly 2.5.0.dev20201108 ran with cuDNN 8.0.4 (tensorflow/tensorflow#44750, a working setup;
     2.5.0 shipped with cuDNN 8.1): a blind check scenario of set 23 drew a false alarm."""

@@ -24,6 +24,27 @@ def test_the_cudnn_a_build_names(text: str, want: str | None) -> None:
     assert stated_builds.cudnn_built_with(text) == want
 
 
+def test_the_cudnn_any_build_says_it_was_compiled_with() -> None:
+    """Whatever the build (no framework fact need hold it), its words are kept beside the version."""
+    said = stated_builds.cudnn_built_said(
+        "paddle on Windows; paddlepaddle-gpu 2.1.0.post101 (compiled with cuDNN 7.6)"
+    )
+    assert said == ("7.6", "paddlepaddle-gpu 2.1.0.post101 (compiled with cuDNN 7.6)")
+    assert stated_builds.cudnn_built_said("TensorFlow source was compiled with 7102") == (
+        "7.1.2",
+        "TensorFlow source was compiled with 7102",
+    )
+    assert stated_builds.cudnn_built_said("jaxlib built against CUDA 12.2 (12020)") is None
+    facts = from_stated({"framework_version": "paddlepaddle-gpu (compiled with CUDNN 8.4)", "cudnn": "8.3"})
+    assert facts.value("build.cudnn_said") == {
+        "cudnn": "8.4",
+        "said": "paddlepaddle-gpu (compiled with CUDNN 8.4)",
+    }
+    # a framework fact that holds the same cuDNN already says it: no second fact
+    tf = from_stated({"framework_version": "tensorflow (compiled with cuDNN 8.1.0)", "cudnn": "8.0"})
+    assert tf.value("framework.tensorflow")["cudnn"] == "8.1.0" and tf.value("build.cudnn_said") is None
+
+
 def test_a_build_that_names_its_cudnn_is_a_cuda_build() -> None:
     _, info = stated_builds.framework_info("tensorflow (compiled with cuDNN 8.1.0)", "", None) or ("", {})
     assert info["build"] == "cuda" and info["cudnn"] == "8.1.0"

@@ -247,10 +247,7 @@ def cudnn_version_mismatch(snap: Snapshot) -> list[Finding]:
             continue
         vs = [(versions.parse(v), v, where) for v, where in installed]
         # a cuDNN stated by its major alone ('cuDNN 7') is only compared by its major
-        if any(
-            v and v[0] == wv[0] and (len(wv) < 2 or len(v) < 2 or versions.cmp(v[:2], wv[:2]) >= 0)
-            for v, _, _ in vs
-        ):
+        if any(v and _cudnn_serves(v, wv) for v, _, _ in vs):
             continue
         have = ", ".join(f"{v} ({where})" for _, v, where in vs)
         cuda_major = (versions.parse(str(info.get("cuda") or info.get("cuda_if_gpu") or "")) or (12,))[0]
@@ -280,7 +277,40 @@ def cudnn_version_mismatch(snap: Snapshot) -> list[Finding]:
                 confidence="likely" if maybe else "certain",
             )
         )
+    said = snap.value("build.cudnn_said")
+    if not out and isinstance(said, dict):
+        out += _said_build_mismatch(said, installed)
     return out
+
+
+def _said_build_mismatch(said: dict[str, Any], installed: list[tuple[str, str]]) -> list[Finding]:
+    """A build that says which cuDNN it was compiled with (any library: 'paddlepaddle-gpu (compiled with
+    cuDNN 8.4)') beside a cuDNN found of another major or an older minor."""
+    want = versions.parse(str(said.get("cudnn") or ""))
+    vs = [(versions.parse(v), v, where) for v, where in installed]
+    if want is None or not vs or any(v and _cudnn_serves(v, want) for v, _, _ in vs):
+        return []
+    have = ", ".join(f"{v} ({where})" for _, v, where in vs)
+    return [
+        finding(
+            "cudnn-version-mismatch",
+            "cudnn-mismatch",
+            Severity.ERROR,
+            f"A build says it was compiled with cuDNN {said['cudnn']} ('{said.get('said')}'), but the cuDNN found is {have}",
+            LAYER,
+            evidence=[f"stated: {said.get('said')}", f"installed: {have}"],
+            fix=[
+                f"Install cuDNN {versions.fmt(want[:2])} or a newer {want[0]}.x where this build loads it, or a "
+                f"release of the build made for the cuDNN {have.split(' ')[0]} you have",
+            ],
+            confidence="likely",
+        )
+    ]
+
+
+def _cudnn_serves(have: versions.Version, want: versions.Version) -> bool:
+    """A cuDNN serves a build made with `want`: the same major, and no older minor where both state one."""
+    return have[0] == want[0] and (len(want) < 2 or len(have) < 2 or versions.cmp(have[:2], want[:2]) >= 0)
 
 
 GPU_BUILD = "'s GPU build (tensorflow-gpu)"

@@ -67,6 +67,22 @@ def cudnn_built_with(text: str) -> str | None:
     return written if "." in written else versions.cudnn_from_int(written)
 
 
+def cudnn_built_said(text: str) -> tuple[str, str] | None:
+    """(the cuDNN, the words that say it) where a build names the cuDNN it was compiled with, in any stated
+    text and of any library ('paddlepaddle-gpu 2.1.0.post101 (compiled with cuDNN 7.6)', 'TensorFlow source
+    was compiled with cuDNN 9.3.0', 'PyTorch compiled against cuDNN 8.7.0')."""
+    m = BUILT_CUDNN.search(text)
+    if m is None:
+        return None
+    written = m.group(1) or m.group(2)
+    version = written if "." in written else versions.cudnn_from_int(written)
+    if not version:
+        return None
+    start = max(text.rfind(sep, 0, m.start()) for sep in (";", "\n", ". ", ", "))
+    end = m.end() + (text[m.end() : m.end() + 1] == ")" and "(" in text[start + 1 : m.start()])
+    return version, text[start + 1 : end].strip(" ;,.\n")[-160:]
+
+
 CUDA_WRITTEN = re.compile(
     r"(?<![\w.])CUDA(?: used to build PyTorch:)?\s*v?(\d{1,2}\.\d)(?:\.\d+)?(?![\d.])", re.I
 )  # collect_env's line too
