@@ -81,3 +81,23 @@ def test_a_line_that_names_its_cause_unless_an_earlier_error_came_first_counts_w
         "CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected\n" + JAX_CPU
     )
     assert causes({"other": plugin}).get("quoted-error") != "cpu-only-build"
+
+
+def test_an_insufficient_driver_quoted_where_no_gpu_reaches_the_program_is_that_missing_gpu() -> None:
+    """CUDA calls a driver it cannot reach insufficient: with only an Intel GPU (roop-unleashed#457) or under a
+    Windows that gives WSL2 no GPU (NVIDIA/nvidia-docker#1437) the facts' no-GPU finding says why, and no
+    driver-too-old is quoted beside it."""
+    error35 = "CUDA failure 35: CUDA driver version is insufficient for CUDA runtime version"
+    intel = causes(
+        {
+            "os": "Windows",
+            "gpu": "Intel",
+            "framework_version": "onnxruntime (CUDA provider)",
+            "other": error35,
+        }
+    )
+    assert "quoted-error" not in intel and intel.get("no-nvidia-gpu") == "no-gpu-visible"
+    wsl = causes({"os": "Windows 10 Version 1909 build 18363, WSL2", "other": error35})
+    assert "quoted-error" not in wsl and wsl.get("wsl-windows-too-old") == "no-gpu-visible"
+    nvidia = causes({"gpu": "RTX 3060", "other": error35})
+    assert nvidia.get("quoted-error") == "driver-too-old"  # an NVIDIA GPU: the message stands

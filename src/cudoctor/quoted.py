@@ -48,6 +48,11 @@ def fill(snap: Snapshot) -> Snapshot:
     cause = exp.causes[0].id
     if any(f.cause == cause and f.severity is not Severity.INFO for f in exp.findings):
         return snap  # the stated versions show it already
+    if cause == "driver-too-old" and any(
+        f.cause == "no-gpu-visible" and f.severity is Severity.ERROR for f in exp.findings
+    ):
+        return snap  # no GPU reaches the program (another vendor's, a Windows without WSL GPU support): CUDA
+        # calls the driver it cannot find insufficient, and the facts say why
     doc = rank.cause_json(exp.causes, 0, plan=exp.plan)
     said = {
         "cause": cause,

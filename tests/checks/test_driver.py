@@ -182,6 +182,42 @@ def test_a_cuda_build_beside_only_gpus_cuda_cannot_use() -> None:
     assert finding_ids(run_check("no-gpu-visible", no_build)) == []  # no CUDA framework stated
 
 
+def test_cuda_wanted_where_only_another_vendors_gpu_is_stated() -> None:
+    # roop-unleashed#457 (set 55): an Intel-only machine asked for the CUDA provider; no framework fact
+    intel = {
+        "os": "Windows",
+        "gpu": "Intel",
+        "framework_version": "roop unleashed 3.5.1 (onnxruntime, CUDA execution provider)",
+    }
+    r = run_check("no-gpu-visible", stated(intel))
+    assert finding_ids(r) == ["no-nvidia-gpu"] and "CUDA runs on NVIDIA GPUs only" in r.findings[0].title
+    # no CUDA wanted: another vendor's GPU alone is no problem; an NVIDIA GPU beside it is the one CUDA uses
+    assert finding_ids(run_check("no-gpu-visible", stated({"gpu": "Intel", "os": "Windows"}))) == []
+    both = stated({**intel, "gpu": "RTX 3060 + Intel UHD 630"})
+    assert finding_ids(run_check("no-gpu-visible", both)) == []
+
+
+def test_a_container_started_without_the_gpus_gets_its_runtimes_start() -> None:
+    # apptainer/singularity#6203 (set 54): 'singularity shell nemo.sif', no --nv
+    sing = stated(
+        {
+            "container": "singularity version 3.6.4; singularity build nemo.sif docker:zhan0502/nemo; "
+            "singularity shell nemo.sif"
+        }
+    )
+    [f] = run_check("no-gpu-visible", sing).findings
+    assert f.id == "container-without-gpus" and "--nv" in f.fix[0] and "--gpus" not in f.fix[0]
+    docker = stated({"container": "docker run -it pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime bash"})
+    assert "docker run --gpus all" in run_check("no-gpu-visible", docker).findings[0].fix[0]
+    # started with the GPUs: silent
+    assert (
+        finding_ids(
+            run_check("no-gpu-visible", stated({"container": "singularity exec --nv img.sif python"}))
+        )
+        == []
+    )
+
+
 def test_a_native_windows_driver_is_held_to_windows_floors() -> None:
     win = stated({"os": "Windows 10", "framework_version": "torch 2.1.0+cu118", "driver": "451.48"})
     r = run_check("driver-too-old", win)

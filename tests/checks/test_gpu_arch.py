@@ -183,6 +183,44 @@ def test_a_gpu_below_every_official_build_of_the_framework() -> None:
     assert outcome("arch-unsupported", stated({"framework_version": "tensorflow"}))[0] == "unknown"
 
 
+def test_a_fermi_gpu_is_below_every_pytorch_build() -> None:
+    """No official PyTorch binary ran below compute capability 3.0 (torch/cuda/__init__.py: 'capability == (3, 0)
+    or major < 3' is too old): a Fermi card gets nothing from a torch named only by its API (set 53,
+    pytorch/pytorch.github.io#72), nor from a release whose arch list is unknown; a Kepler 3.0 is not flagged here."""
+    fermi = stated(
+        {"gpu": "GeForce GM630m", "compute_capability": "2.1", "other": "torch.cuda.is_available() => True"}
+    )
+    r = run_check("arch-unsupported", fermi)
+    assert finding_ids(r) == ["arch-unsupported"] and "3.0" in r.findings[0].title
+    kepler = stated(
+        {"gpu": "GeForce GT 740M", "compute_capability": "3.0", "other": "torch.cuda.is_available()"}
+    )
+    assert finding_ids(run_check("arch-unsupported", kepler)) == []
+    assert (
+        outcome("arch-unsupported", stated({"other": "torch.cuda.is_available() => False"}))[0] == "unknown"
+    )
+
+
+def test_a_library_whose_kernels_start_above_the_gpu() -> None:
+    """flash-attn 2 builds for Ampere and newer, 1.x for Turing and Ampere, vLLM for 7.0 and newer
+    (knowledge/gpu_floors.toml): MInference#51's V100S, flash-attention#562's Quadro RTX 8000."""
+    v100s = stated(
+        {"gpu": "Tesla V100S", "framework_version": "flash-attn==2.6.0.post1, transformers==4.42.4"}
+    )
+    [f] = run_check("arch-unsupported", v100s).findings
+    assert f.id == "library-gpu-floor" and f.severity.value == "warning" and "8.0" in f.title
+    assert "sdpa" in f.fix[0]
+    rtx8000 = stated({"gpu": "Quadro RTX 8000", "framework_version": "flash attention 2"})
+    assert finding_ids(run_check("arch-unsupported", rtx8000)) == ["library-gpu-floor"]
+    fa1 = stated({"gpu": "Tesla T4", "framework_version": "flash-attn==1.0.9"})
+    assert finding_ids(run_check("arch-unsupported", fa1)) == []
+    a100 = stated({"gpu": "A100", "framework_version": "flash-attn==2.6.0"})
+    assert finding_ids(run_check("arch-unsupported", a100)) == []
+    pascal = stated({"gpu": "GTX 1080 Ti", "framework_version": "vllm 0.9.1 (pip) with torch 2.7.0"})
+    assert "library-gpu-floor" in finding_ids(run_check("arch-unsupported", pascal))
+    assert outcome("arch-unsupported", stated({"framework_version": "flash-attn==2.6.0"}))[0] == "unknown"
+
+
 @pytest.mark.parametrize(
     ("name", "cc"),
     [

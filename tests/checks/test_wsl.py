@@ -48,3 +48,19 @@ def test_wsl_libcuda_not_found() -> None:
     assert outcome("wsl-libcuda-not-found", stated(wsl, loader__ldcache=full)) == ("ok", [])
     assert outcome("wsl-libcuda-not-found", stated({"os": "Ubuntu 22.04"}, loader__ldcache={})) == ("ok", [])
     assert outcome("wsl-libcuda-not-found", stated(wsl))[0] == "unknown"
+
+
+def test_wsl2_on_a_windows_that_gives_it_no_gpu() -> None:
+    # NVIDIA/nvidia-docker#1437 (set 53): Windows 10 1909 (build 18363) under WSL2: CUDA calls it an old driver
+    old = stated({"os": "Windows 10 Version 1909 build 18363, Ubuntu 18.04 on WSL2", "driver": "465.21"})
+    r = run_check("wsl-windows-too-old", old)
+    assert finding_ids(r) == ["wsl-windows-too-old"] and "18363" in r.findings[0].title
+    assert r.findings[0].cause == "no-gpu-visible"
+    for ok in (
+        "Windows 10 22H2 (build 19045), WSL2",
+        "Windows 10 Version 21H2, WSL2",
+        "Windows 11 build 22631, WSL2",
+    ):
+        assert outcome("wsl-windows-too-old", stated({"os": ok})) == ("ok", []), ok
+    assert outcome("wsl-windows-too-old", stated({"os": "Windows 10 build 18363 (native)"})) == ("ok", [])
+    assert outcome("wsl-windows-too-old", stated({"os": "Ubuntu 22.04 on WSL2"}))[0] == "unknown"

@@ -148,7 +148,12 @@ def test_an_insufficient_driver_in_a_container_with_no_driver_stated_suspects_th
     inside = explain_text(line, {"container": "tabbyml/tabby image run with udocker --allow-root"})
     suspect = next(c for c in inside.causes if c.id == "no-gpu-visible")
     assert any("no driver is stated" in r for r in suspect.reasons)
-    assert any("--gpus all" in f and "--nv" in f for f in suspect.fixes)
+    assert any(
+        "udocker setup --nvidia" in f for f in suspect.fixes
+    )  # the runtime's own start (container_gpus.toml)
+    assert not any("--gpus all" in f for f in suspect.fixes)
+    sing = explain_text(line, {"container": "singularity run image.sif"})
+    assert any("singularity exec --nv" in f for c in sing.causes for f in c.fixes)
     # the same container with its driver stated: the driver's age is what the facts can judge
     stated_driver = explain_text(line, {"container": "docker", "driver": "470.57"})
     assert not any("no driver is stated" in r for c in stated_driver.causes for r in c.reasons)

@@ -355,6 +355,52 @@ MORE_FORMS: list[tuple[dict[str, str], str, Any]] = [
     ),
     ({"gpu": "Nvidia Geforce 3070 8gb"}, "gpu.devices", [{"cc": "8.6"}]),
     ({"gpu": "A6000"}, "gpu.devices", [{"cc": "8.6"}]),
+    # session 44's sets: the runtime that starts a container before the image it names; Singularity without --nv
+    (
+        {"container": "singularity build nemo.sif docker:zhan0502/nemo; singularity shell nemo.sif"},
+        "host.container_gpus",
+        "not passed (singularity shell )",
+    ),
+    (
+        {"container": "singularity build nemo.sif docker://nvcr.io/nvidia/pytorch:24.01-py3"},
+        "host.container",
+        "singularity",
+    ),
+    ({"container": "k8s pod running the docker image vllm/vllm-openai"}, "host.container", "kubepods"),
+    # a framework named only by its API, release and build unknown
+    (
+        {"other": "torch.cuda.is_available() => True, then invalid device function"},
+        "framework.torch",
+        {"build": "unknown"},
+    ),
+    (
+        {"other": "tf.config.list_physical_devices('GPU') returns []"},
+        "framework.tensorflow",
+        {"version": None},
+    ),
+    # onnxruntime's GPU build by its NuGet, archive and prose names
+    (
+        {"framework_version": "Microsoft.ML.OnnxRuntime.GPU (nuget package VERSION 1.16.0)"},
+        "python.packages",
+        {"onnxruntime-gpu": "1.16.0"},
+    ),
+    (
+        {"framework_version": "onnxruntime-win-x64-gpu-1.6.0.zip"},
+        "python.packages",
+        {"onnxruntime-gpu": "1.6.0"},
+    ),
+    (
+        {"framework_version": "ONNX Runtime 1.19.1 (YoloV8.Gpu)"},
+        "python.packages",
+        {"onnxruntime-gpu": "1.19.1"},
+    ),
+    # libraries with a GPU floor of their own
+    ({"framework_version": "FlashAttention-2"}, "python.packages", {"flash-attn": "2"}),
+    ({"other": "vanilla vllm installation"}, "python.packages", {"vllm": "?"}),
+    # the Windows build under WSL2, and a compute capability written as 'compute-12.0'
+    ({"os": "Windows 10 Version 1909 build 18363, Ubuntu 18.04 on WSL2"}, "host.windows_build", 18363),
+    ({"os": "Windows 10 Version 21H2, WSL2"}, "host.windows_build", 19044),
+    ({"gpu": "compute-12.0 card (Blackwell)"}, "gpu.devices", [{"cc": "12.0"}]),
 ]
 
 
@@ -387,6 +433,16 @@ def test_forms_that_name_no_fact_stay_silent() -> None:
     gpu = from_stated({"framework_version": "jax 0.4.31", "other": "[CpuDevice(id=0)] and CudaDevice(id=0)"})
     assert gpu.value("framework.jax")["build"] != "cpu"
     assert from_stated({"driver": "525.60.13"}).value("driver.version") == "525.60.13"
+    assert (
+        from_stated({"container": "singularity exec --nv img.sif python"}).value("host.container_gpus")
+        is None
+    )
+    # two frameworks' APIs, or one next to a stated framework: no framework is made from the API
+    both = from_stated({"other": "torch.cuda.is_available() True but tf.config.list_physical_devices() []"})
+    assert both.value("framework.torch") is None and both.value("framework.tensorflow") is None
+    stated_too = from_stated({"framework_version": "jax 0.4.31", "other": "torch.cuda.is_available() True"})
+    assert stated_too.value("framework.torch") is None
+    assert from_stated({"os": "Ubuntu 22.04"}).value("host.windows_build") is None
 
 
 def test_a_build_described_in_words_gives_its_cuda_and_cudnn() -> None:

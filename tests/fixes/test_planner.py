@@ -757,3 +757,36 @@ def test_a_torch_install_from_its_index_takes_the_xformers_its_release_pins_alon
     assert not planner.contradicts(planner.with_pinning_package(step, c), c)
     vllm = ctx(framework_version="vllm 0.4.3")  # vLLM is not on the PyTorch index: nothing added
     assert planner.with_pinning_package(step, vllm) == step
+
+
+def test_no_gpu_in_a_container_is_fixed_by_its_runtimes_own_start() -> None:
+    """knowledge/container_gpus.toml: --nv for Singularity, CDI for podman, a pod's nvidia.com/gpu; Docker's
+    --gpus is dropped where another runtime starts the container (set 54: apptainer/singularity#6203)."""
+    sing = ctx(container="singularity version 3.6.4; singularity shell nemo.sif")
+    assert sing.container == "singularity"
+    assert any("--nv" in s for s in steps.for_cause("no-gpu-visible", sing))
+    docker_step = "In Docker, start the container with --gpus all (nvidia-container-toolkit)"
+    assert planner.contradicts(docker_step, sing)
+    assert not planner.contradicts(docker_step, ctx(container="docker compose up"))
+    assert not planner.contradicts(docker_step, planner.Context())  # no container known: kept
+    podman = steps.for_cause(
+        "no-gpu-visible", ctx(container="podman run -it quay.io/jupyter/pytorch-notebook")
+    )
+    assert any("nvidia.com/gpu=all" in s for s in podman)
+    assert steps.for_cause("no-gpu-visible", ctx(os="Ubuntu 22.04")) == []  # not in a container: nothing here
+
+
+def test_a_torch_of_unknown_build_on_an_old_driver_gets_the_driver_the_newest_build_needs() -> None:
+    """Paperspace ml-in-a-box#13 (set 54): 'found version 11070' and no torch stated: beside the newest torch
+    the driver runs, the driver floor of the newest release's CUDA build (12.x: 525.60.13 by minor-version
+    compatibility)."""
+    doc = explain_stated(
+        "UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found version 11070). "
+        "Please update your GPU driver by downloading and installing a new version from the URL: "
+        "http://www.nvidia.com/Download/index.aspx Alternatively, go to: https://pytorch.org to install a PyTorch "
+        "version that has been compiled with your version of the CUDA driver.",
+        {"container": "Paperspace ML-in-a-Box machine image"},
+    )
+    fixes = doc["causes"][0]["fix"]
+    assert doc["causes"][0]["id"] == "driver-too-old"
+    assert any("whl/cu118" in s for s in fixes) and any("525.60.13" in s for s in fixes)

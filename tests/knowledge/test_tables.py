@@ -109,11 +109,35 @@ def test_every_cause_has_a_check_or_signature() -> None:
         ("GRID K520", "3.0"),  # AWS g2
         ("Nvidia 3090", "8.6"),  # dribnet/pixray#47: the brand, then the model number
         ("NVIDIA 4090", "8.9"),
+        # session 44's scenario sets named these; each from NVIDIA's CUDA GPU pages (current and legacy)
+        ("NVS 310 with 1 Gb ram", "2.1"),
+        ("Quadro 4000", "2.0"),
+        ("Quadro P2000", "6.1"),
+        ("NVIDIA Quadro P620", "6.1"),
+        ("MX250", "6.1"),
+        ("GeForce GT 1030", "6.1"),
+        ("Quadro M4000", "5.2"),
+        ("Quadro M1200", "5.0"),
+        ("Tesla M10", "5.0"),
+        ("GeForce GT 730 (2048MiB)", "3.5"),
+        ("Quadro K2100M", "3.0"),
+        ("Quadro T2000", "7.5"),
+        ("MX450", "7.5"),
+        ("nvidia 2050", "8.6"),  # the RTX 2050 (laptop) is Ampere, not Turing
+        ("Tesla V100S", "7.0"),
+        ("Tesla M2090", "2.0"),
     ],
 )
 def test_gpu_names_map_to_compute_capability(name: str, cc: str) -> None:
     hit = knowledge.gpu_cc(name)
     assert hit is not None and hit[0] == cc
+
+
+@pytest.mark.parametrize("name", ["Quadro RTX 6000", "Quadro K4000", "GeForce GT 730M", "RTX 2060"])
+def test_names_near_the_fermi_and_pascal_rows_keep_their_own(name: str) -> None:
+    """The rows added for Fermi Quadros and Pascal / Maxwell parts leave the models beside them alone."""
+    hit = knowledge.gpu_cc(name)
+    assert hit is None or ("Fermi" not in hit[1] and "GP10x" not in hit[1])
 
 
 @pytest.mark.parametrize(

@@ -202,6 +202,7 @@ FINDING_IDS = {
     "ptxas-newer-than-driver-cuda": "toolkit-newer-than-driver",
     "arch-newer-than-build-cuda": "arch-unsupported",
     "arch-ptx-jit-only": "arch-unsupported",
+    "library-gpu-floor": "arch-unsupported",
     "(nvcc|ptxas)-older-first-on-path": "toolkits-shadow-on-path",
     "(torch|tensorflow|jax|cupy)-preallocates": "preallocation-with-shared-gpu",
     "ptxas-too-old": "ptxas-version-mismatch",

@@ -187,7 +187,34 @@ def _downgrade_hint(name: str, driver_cuda: str | None, built: versions.Version)
     return f"Install a {view.LABEL.get(name, name)} build made for CUDA {driver_cuda} or older (built with {versions.fmt(built)})"
 
 
-@check("no-gpu-visible", "no-gpu-visible", LAYER, requires_any=(*FRAMEWORK_FACTS, "host.container_gpus"))
+def _cuda_wanted_without_nvidia(snap: Snapshot) -> list[Finding]:
+    """CUDA wanted (a CUDA provider, a CUDA error quoted) where the only GPU stated is another vendor's: no
+    CUDA build, library or driver version makes one appear."""
+    others, wanted = snap.value("gpu.not_nvidia"), snap.value("stated.gpu_wanted")
+    if not others or snap.value("gpu.devices") or not wanted:
+        return []
+    return [
+        finding(
+            "no-nvidia-gpu",
+            "no-gpu-visible",
+            Severity.ERROR,
+            f"CUDA is wanted ({wanted}), but the GPU stated is {', '.join(others)}: CUDA runs on NVIDIA GPUs only",
+            LAYER,
+            evidence=[f"gpu (stated): {', '.join(others)}", f"stated: {wanted}"],
+            fix=[
+                "Use a build or provider for that GPU (Intel: OpenVINO or PyTorch's XPU build; AMD: ROCm builds), "
+                "or the CPU one; CUDA needs an NVIDIA GPU and its driver"
+            ],
+        )
+    ]
+
+
+@check(
+    "no-gpu-visible",
+    "no-gpu-visible",
+    LAYER,
+    requires_any=(*FRAMEWORK_FACTS, "host.container_gpus", "gpu.not_nvidia"),
+)
 def no_gpu_visible(snap: Snapshot) -> list[Finding]:
     """A CUDA framework is installed but the process cannot see any GPU (no driver, hidden, bad index)."""
     started = snap.value("host.container_gpus")
@@ -197,20 +224,19 @@ def no_gpu_visible(snap: Snapshot) -> list[Finding]:
                 "container-without-gpus",
                 "no-gpu-visible",
                 Severity.ERROR,
-                f"The container was started without the GPUs ({started}): Docker passes GPUs only when asked",
+                f"The container was started without the GPUs ({started}): a container runtime passes GPUs only when asked",
                 LAYER,
                 evidence=[f"host.container_gpus = {started}"],
                 fix=[
-                    "Start it with the GPUs: docker run --gpus all ... (Compose: deploy.resources.reservations.devices "
-                    "with driver: nvidia, capabilities: [gpu]); the host needs the NVIDIA Container Toolkit "
-                    "(nvidia-ctk runtime configure --runtime=docker, then restart docker)",
+                    knowledge.container_gpus_step(snap.value("host.container"))
+                    or str(knowledge.container_gpus_step("docker")),
                     "Check inside the container: nvidia-smi lists the GPU",
                 ],
             )
         ]
     builds = view.cuda_frameworks(snap)
     if not builds:
-        return []
+        return _cuda_wanted_without_nvidia(snap)
     env = view.env(snap)
     names = ", ".join(view.describe(n, i) for n, i in builds)
     cvd = env.get("CUDA_VISIBLE_DEVICES")

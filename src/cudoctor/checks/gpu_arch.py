@@ -44,6 +44,33 @@ def arch_unsupported(snap: Snapshot) -> list[Finding]:
         ngc = _below_ngc_floor(snap, gpu, cc)
         if ngc and not out:
             out.append(ngc)
+        out += _below_library_floors(snap, gpu, cc)
+    return out
+
+
+def _below_library_floors(snap: Snapshot, gpu: dict[str, Any], cc: versions.Version) -> list[Finding]:
+    """A library with CUDA kernels of its own (flash-attn 2, vLLM) whose builds start above this GPU
+    (knowledge/gpu_floors.toml): its kernels do not run here, whatever the framework under it holds."""
+    out = []
+    for package, version in sorted((snap.value("python.packages") or {}).items()):
+        row = knowledge.gpu_floor(str(package), str(version))
+        floor = versions.cc_tuple(str(row["min_cc"])) if row else None
+        if row is None or floor is None or cc >= floor:
+            continue
+        release = "" if version == "?" else f" {version}"
+        out.append(
+            finding(
+                "library-gpu-floor",
+                "arch-unsupported",
+                Severity.WARNING,
+                f"{package}{release} has kernels for compute capability {row['min_cc']} and newer only; "
+                f"{gpu.get('name', 'the GPU')} is {versions.cc_str(cc)}: code that calls it fails on this GPU",
+                LAYER,
+                evidence=[f"{package} {row['spec']}: {row['source']}"],
+                fix=[f"Use {row['instead']}"],
+                subject=str(package),
+            )
+        )
     return out
 
 

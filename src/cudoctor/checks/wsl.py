@@ -71,3 +71,42 @@ def wsl_libcuda_not_found(snap: Snapshot) -> list[Finding]:
             ],
         )
     ]
+
+
+# CUDA on WSL2 needs a Windows with GPU paravirtualization: Windows 11, or Windows 10 21H2 (build 19044) and newer
+# (Insider builds from 20145 had it first)
+WSL_GPU_BUILD = 19044
+INSIDER_FROM = 20145
+WSL_GPU_SOURCE = (
+    "https://docs.nvidia.com/cuda/wsl-user-guide/index.html (Getting Started: 'Windows 11 and Windows 10, version 21H2 "
+    "support running existing ML tools ... inside a WSL instance'); CUDA on WSL first came to Insider build 20145"
+)
+
+
+@check("wsl-windows-too-old", "no-gpu-visible", LAYER, requires=("host.wsl", "host.windows_build"))
+def wsl_windows_too_old(snap: Snapshot) -> list[Finding]:
+    """WSL2 on a Windows 10 build older than 21H2 (19044): Windows gives WSL no GPU, whatever the driver."""
+    build = snap.value("host.windows_build")
+    if (
+        not snap.value("host.wsl")
+        or not isinstance(build, int)
+        or build >= WSL_GPU_BUILD
+        or build >= INSIDER_FROM
+    ):
+        return []
+    return [
+        finding(
+            "wsl-windows-too-old",
+            "no-gpu-visible",
+            Severity.ERROR,
+            f"Windows build {build} gives WSL2 no GPU: CUDA on WSL2 needs Windows 11 or Windows 10 21H2 (build "
+            f"{WSL_GPU_BUILD}) or newer; CUDA reports the missing GPU as an insufficient driver",
+            LAYER,
+            evidence=[f"host.windows_build = {build}", WSL_GPU_SOURCE],
+            fix=[
+                "Update Windows (Settings > Windows Update) to Windows 10 21H2 or Windows 11, then run wsl --update "
+                "in PowerShell and restart WSL (wsl --shutdown)",
+                "Then check inside WSL: nvidia-smi lists the GPU (never install a Linux NVIDIA driver inside WSL)",
+            ],
+        )
+    ]

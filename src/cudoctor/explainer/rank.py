@@ -649,7 +649,8 @@ def _container_rule(ranked: dict[str, RankedCause], root: Match, snap: Snapshot)
             0.9,
             f"fact: the program runs in a container ({container}) and no driver is stated: one started without "
             "the host's GPUs has no driver library, which CUDA reports as an insufficient driver",
-            "Start the container with the host's GPUs and driver: docker run --gpus all (NVIDIA Container Toolkit), "
+            knowledge.container_gpus_step(str(container))
+            or "Start the container with the host's GPUs and driver: docker run --gpus all (NVIDIA Container Toolkit), "
             "singularity / apptainer run --nv; then nvidia-smi inside it shows the host's driver",
         )
     if container and "multi-gpu-comm" in root.sig.causes and NCCL_SYSTEM_ERROR.search(root.text):

@@ -90,7 +90,8 @@ def gpu_memory(written: str) -> tuple[str, int | None]:
 # of cuda capability 3.5', TensorFlow's 'compute capability: 8.6' and 'with Cuda compute capability 3.0'.
 CC_SAID = re.compile(
     r"\bmajor:\s*(\d+)\s*minor:\s*(\d+)|(?:which is of cuda capability|compute capability:?)\s*(\d+\.\d+)"
-    r"|\bsm_(\d{1,2})(\d)\b",  # the architecture's name: 'RTX 50 series (Blackwell, sm_120)', 'sm_86'
+    r"|\bsm_(\d{1,2})(\d)\b"  # the architecture's name: 'RTX 50 series (Blackwell, sm_120)', 'sm_86'
+    r"|\bcompute[- ](\d{1,2}\.\d)\b",  # 'a compute-12.0 card'
     re.I,
 )
 
@@ -101,7 +102,7 @@ def cc_said(text: str) -> str | None:
         return None
     if m.group(4):
         return f"{m.group(4)}.{m.group(5)}"
-    return f"{m.group(1)}.{m.group(2)}" if m.group(1) else m.group(3)
+    return f"{m.group(1)}.{m.group(2)}" if m.group(1) else m.group(3) or m.group(6)
 
 
 def _model_cc(name: str) -> tuple[str, str] | None:
@@ -325,13 +326,15 @@ DRIVE_PATH = re.compile(r"^[A-Za-z]:\\")  # C:\ (a log's Windows path stands for
 
 
 # the container a text names, as host.container names it live (docker, podman, ...)
+# the runtime that starts the container before the image it names: a Singularity image built from
+# 'docker://...', a pod or a podman container running a Docker image
 CONTAINERS = (
-    (re.compile(r"\bdocker\b|\bnvidia/cuda:|\bnvcr\.io/", re.I), "docker"),
-    (re.compile(r"\bpodman\b", re.I), "podman"),
-    (re.compile(r"\bkubernetes\b|\bk8s\b|\bkubepods\b", re.I), "kubepods"),
     (re.compile(r"\bsingularity\b|\bapptainer\b", re.I), "singularity"),
     (re.compile(r"\budocker\b", re.I), "udocker"),
+    (re.compile(r"\bpodman\b", re.I), "podman"),
+    (re.compile(r"\bkubernetes\b|\bk8s\b|\bkubepods\b", re.I), "kubepods"),
     (re.compile(r"\blxc\b|\blxd\b", re.I), "lxc"),
+    (re.compile(r"\bdocker\b|\bnvidia/cuda:|\bnvcr\.io/", re.I), "docker"),
 )
 
 
@@ -358,17 +361,46 @@ def os_facts(text: str) -> list[Fact]:
         known("host.os", {"system": system, "name": text}, "stated:os"),
         known("host.wsl", wsl, "stated:os"),
     ]
+    build = windows_build(text)
+    if build:
+        facts.append(known("host.windows_build", build, "stated:os"))
     return facts + container_facts(text, "os")
+
+
+# Windows 10's build as people write it ('build 18363', '10.0.19041', 'Version 1909'): each feature update's own
+# build number (Microsoft's Windows 10 release information)
+WINDOWS_BUILD = re.compile(
+    r"\bbuild\s*(\d{5})\b|\b10\.0\.(\d{5})\b|\bversion\s*(1903|1909|2004|20H2|21H1|21H2|22H2)\b", re.I
+)
+RELEASE_BUILD = {
+    "1903": 18362,
+    "1909": 18363,
+    "2004": 19041,
+    "20H2": 19042,
+    "21H1": 19043,
+    "21H2": 19044,
+    "22H2": 19045,
+}
+
+
+def windows_build(text: str) -> int | None:
+    """The Windows build a text names, or None."""
+    m = WINDOWS_BUILD.search(text)
+    if m is None:
+        return None
+    return int(m.group(1) or m.group(2)) if m.group(1) or m.group(2) else RELEASE_BUILD[m.group(3).upper()]
 
 
 # A container started without the GPUs: 'docker run ... (no --gpus)', plain docker rather than nvidia-docker,
 # or nvidia-smi missing inside it.
 NO_GPUS_PASSED = re.compile(
-    r"no --gpus|without --gpus|plain docker|not nvidia-docker|nvidia-smi: command not found|nvidia-smi\W+(?:is )?not found"
+    r"(?:no|without) --(?:gpus|nv)\b|plain docker|not nvidia-docker|nvidia-smi: command not found|nvidia-smi\W+(?:is )?not found"
     # a docker run command (an option or an image after it) that asks for no GPU on its line: no --gpus, no nvidia
     # runtime, no NVIDIA_VISIBLE_DEVICES, no /dev/nvidia device; a line continued with a backslash says nothing
     r"|(?<![\w-])docker run\s+(?=-|[\w.-]+[:/])"
-    r"(?![^\n]{0,2000}?(?:--gpus|runtime[= ]?nvidia|NVIDIA_VISIBLE_DEVICES|--device[= ]?/dev/nvidia|\\\s*$))",
+    r"(?![^\n]{0,2000}?(?:--gpus|runtime[= ]?nvidia|NVIDIA_VISIBLE_DEVICES|--device[= ]?/dev/nvidia|\\\s*$))"
+    # a Singularity / Apptainer start without --nv (or --nvccli), which binds the GPUs and the driver in
+    r"|(?<![\w-])(?:singularity|apptainer)\s+(?:run|exec|shell)\s+(?=-|[\w.-]+)(?![^\n]{0,2000}?(?:--nv\b|--nvccli|\\\s*$))",
     re.I,
 )
 
@@ -474,6 +506,40 @@ DRIVER_FOUND_SAID = re.compile(
     r"(?:returns|=|->|:)\s*(\d{4,5})\b",
     re.I,
 )
+
+
+# A framework named only by its API in what a person says ('torch.cuda.is_available() => True',
+# 'tf.config.list_physical_devices("GPU") returns []'): that framework, release and build unknown
+FRAMEWORK_CALLED = (
+    (re.compile(r"\btorch\.(?:cuda|version|backends)\.", re.I), "torch"),
+    (re.compile(r"\b(?:tf|tensorflow)\.(?:config|test|sysconfig)\.", re.I), "tensorflow"),
+    (re.compile(r"\bjax\.(?:devices|local_devices|default_backend)\(", re.I), "jax"),
+    (re.compile(r"\bcupy\.cuda\.", re.I), "cupy"),
+)
+
+
+def _framework_called(text: str) -> str:
+    """The one framework whose API the text calls, as a framework_version would name it; '' for none or several."""
+    named = {name for pattern, name in FRAMEWORK_CALLED if pattern.search(text)}
+    return named.pop() if len(named) == 1 else ""
+
+
+def _cudnn_built_said(snap: Snapshot, text: str) -> None:
+    """The cuDNN a build says it was compiled with, whatever the build (PaddlePaddle, ONNX Runtime, a
+    framework named only in prose): the fact build.cudnn_said, which the cuDNN check compares with the cuDNN
+    found where no framework fact holds that cuDNN already."""
+    said = stated_builds.cudnn_built_said(text)
+    if said is None:
+        return
+    held = {
+        str(v.value.get("cudnn"))
+        for k, v in snap.facts.items()
+        if k.startswith("framework.") and isinstance(v.value, dict)
+    }
+    if said[0] not in held:
+        snap.add(
+            known("build.cudnn_said", {"cudnn": said[0], "said": said[1]}, "stated (a build's own words)")
+        )
 
 
 def _said(snap: Snapshot, text: str) -> None:
@@ -680,6 +746,27 @@ NAMED_PACKAGES = re.compile(
 )
 
 
+# Libraries whose GPU floor knowledge/gpu_floors.toml holds, as people write them: flash-attn by its name or
+# FlashAttention's ('flash attention 2', 'FlashAttention-2', 'flash_attn 2.5.8'), vLLM with its release or none
+GPU_LIBRARY_WRITTEN = re.compile(
+    r"\b(flash[-_ ]?(?:attn|attention))(?:[-_ ]?v?(\d+(?:\.\d+)*(?:\.post\d+)?))?(?![\w.])"
+    r"|\bvllm\b(?:\s*(?:==|=|:|\s)\s*v?(\d+\.\d+(?:\.\d+)*(?:\.post\d+)?))?",
+    re.I,
+)
+
+
+# onnxruntime's GPU build as its other packages name it: the NuGet package ('Microsoft.ML.OnnxRuntime.Gpu
+# (nuget package VERSION 1.16.0)'), the release archives ('onnxruntime-win-x64-gpu-1.6.0.zip'), or 'ONNX Runtime
+# 1.19.1' beside a GPU word; its CUDA and cuDNN are those of the PyPI wheel of the same release (onnxruntime.ai
+# CUDA-ExecutionProvider requirements, one table for all packages)
+ORT_GPU_WRITTEN = re.compile(
+    r"microsoft\.ml\.onnxruntime\.gpu\b[^\d\n]{0,40}?(\d+\.\d+(?:\.\d+)?)"
+    r"|\bonnxruntime-(?:win|linux)-[a-z0-9_]+-gpu-(\d+\.\d+(?:\.\d+)?)"
+    r"|\bonnx\s?runtime\s+v?(\d+\.\d+(?:\.\d+)?)(?=[^\n]{0,60}?(?<![\w-])(?:gpu|cuda)\b)",
+    re.I,
+)
+
+
 def _cpu_without_avx(snap: Snapshot, text: str) -> None:
     """A CPU named in the stated text whose family has no AVX (knowledge/cpus.toml): the live fact's shape,
     with no AVX among its flags."""
@@ -705,6 +792,13 @@ def _stated_packages(snap: Snapshot, text: str) -> None:
         if pins.get(key, "?") == "?":
             pins[key] = version or "?"
     pins.update({name.lower(): version for name, version in PINNED.findall(text)})
+    for m in GPU_LIBRARY_WRITTEN.finditer(text):  # 'flash attention 2', 'FlashAttention-2', 'vllm 0.9.1'
+        key = "flash-attn" if m.group(1) else "vllm"
+        if pins.get(key, "?") == "?":
+            pins[key] = m.group(2) or m.group(3) or "?"
+    gpu_ort = ORT_GPU_WRITTEN.search(text)
+    if gpu_ort and pins.get("onnxruntime-gpu", "?") == "?":
+        pins["onnxruntime-gpu"] = next(g for g in gpu_ort.groups() if g)
     if pins:
         snap.add(known("python.packages", {**(snap.value("python.packages") or {}), **pins}, "stated"))
 
@@ -809,7 +903,12 @@ def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) ->
             get("framework_version"), get("framework_cuda"), framework_hint, native_windows
         ):
             snap.add(fact)
+    called = "" if get("framework_version") or get("framework_cuda") else _framework_called(get("other"))
+    if called:
+        for fact in framework_facts(called, "", None, native_windows):
+            snap.add(fact)
     _cupy_from_source(snap)
+    _cudnn_built_said(snap, " ; ".join(get(k) for k in ("framework_version", "other", "container")))
     build_text = get("framework_version") + "\n" + get("other")  # what is said of the build
     _torch_pinned(snap, build_text + "\n" + get("container"), native_windows)
     _stated_archs(snap, build_text)

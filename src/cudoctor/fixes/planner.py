@@ -70,6 +70,9 @@ class Context:
     # a Jetson whose CUDA comes with JetPack (not Thor's JetPack 7, which runs the SBSA wheels): 'JetPack 4.4',
     # or '' where the JetPack is not stated; None: not a Jetson
     jetpack: str | None = None
+    container: str | None = (
+        None  # the container the program runs in, as host.container names it ('singularity')
+    )
 
     @property
     def pinning_package(self) -> str | None:
@@ -153,6 +156,7 @@ def context(
         if compute.CONTAINER_REFUSED.search(root)
         else None,
         jetpack=_jetpack(snap),
+        container=str(snap.value("host.container") or "") or None,
     )
 
 
@@ -497,6 +501,19 @@ def _compat_on_unsupported_gpu(step: str, ctx: Context) -> bool:
     return bool(view.CONSUMER_GPU.search(ctx.gpu or "") or COMPAT_REFUSED.search(ctx.root))
 
 
+DOCKER_GPUS = re.compile(r"--gpus\b|\bdocker run\b|\bnvidia-docker\b", re.I)
+
+
+def _docker_start_in_another_runtime(step: str, ctx: Context) -> bool:
+    """Docker's way to pass the GPUs (--gpus all) where the container runs under another runtime (Singularity's
+    --nv, a pod's nvidia.com/gpu limit, podman's CDI device): it does not apply there."""
+    return (
+        ctx.container not in (None, "docker", "containerd")
+        and bool(DOCKER_GPUS.search(step))
+        and not re.search(rf"\b{re.escape(str(ctx.container))}\b|--nv\b|nvidia\.com/gpu", step, re.I)
+    )
+
+
 def _driver_floor_already_met(step: str, ctx: Context) -> bool:
     """'Upgrade the NVIDIA driver to 525.60.13' when the driver is already that new."""
     m = re.search(r"upgrade the NVIDIA driver to (\d+(?:\.\d+)+)", step, re.I)
@@ -565,6 +582,7 @@ RULES = (
     _reinstall_inside_image,
     _unpinned_cudnn_of_another_major,
     _driver_floor_already_met,
+    _docker_start_in_another_runtime,
     _compat_on_unsupported_gpu,
     _desktop_cuda_on_jetson,
     _cuda_on_macos,

@@ -176,12 +176,16 @@ def _driver_upgrade(ctx: Context) -> list[str]:
         ]
     # CuPy built from source and programs built with nvcc use the toolkit's runtime: its CUDA is the one
     cuda = ctx.cuda or (ctx.system_cuda if ctx.framework in ("cupy", None) else None)
+    toolkit = f"; CUDA {cuda} is the toolkit installed" if cuda and not ctx.cuda else ""
+    newest = newest_torch_for(None, ctx.cc) if not cuda and ctx.framework == "torch" else None
+    if newest is not None:  # a torch of unknown build: the driver the newest release's CUDA build needs
+        cuda = versions.cuda_from_variant(newest[1])
+        toolkit = f"; PyTorch {versions.fmt(versions.major_minor(newest[0]))}'s CUDA {cuda} build needs it"
     if not cuda:
         return []
     floor = knowledge.driver_floor(cuda, ctx.platform == "windows")
     if floor is None:
         return []
-    toolkit = f"; CUDA {cuda} is the toolkit installed" if not ctx.cuda else ""
     return [f"Or upgrade the NVIDIA driver to {floor[0]} or newer ({floor[1]}{toolkit})"]
 
 
@@ -907,7 +911,15 @@ def binary_incompatible(ctx: Context) -> list[str]:
     return [str(row["rebuild"]).format(module=module)]
 
 
+def no_gpu_visible(ctx: Context) -> list[str]:
+    """In a container, the start that passes the GPUs in, for the runtime it is (knowledge/container_gpus.toml):
+    one started without them has no GPU and no driver library inside."""
+    step = knowledge.container_gpus_step(ctx.container)
+    return [step] if step else []
+
+
 BY_CAUSE: dict[str, Callable[[Context], list[str]]] = {
+    "no-gpu-visible": no_gpu_visible,
     "binary-incompatible": binary_incompatible,
     "gpu-oom": gpu_oom,
     "cuda-libs-missing": cuda_libs_missing,

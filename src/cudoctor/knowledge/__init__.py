@@ -141,7 +141,7 @@ def gpu_cc(name: str) -> tuple[str, str] | None:
 
 def every_release_floor(framework: str) -> dict[str, Any] | None:
     """The lowest compute capability any official GPU build of a framework had ([every_release] of its table)."""
-    return dict(table(framework)["every_release"]) if framework in ("tensorflow", "jax") else None
+    return dict(table(framework)["every_release"]) if framework in ("tensorflow", "jax", "torch") else None
 
 
 def driver_row(cuda: str) -> dict[str, Any] | None:
@@ -465,6 +465,20 @@ def ngc_release(tag: str) -> dict[str, Any] | None:
     return next((dict(r) for r in table("ngc")["release"] if r["tag"] == tag), None)
 
 
+def gpu_floor(package: str, version: str) -> dict[str, Any] | None:
+    """gpu_floors.toml's row of a library release ('flash-attn', '2.6.0'; '?' where no version was stated: the
+    newest line), else None."""
+    rows = [dict(r) for r in table("gpu_floors")["library"] if r["package"] == package]
+    if version == "?":
+        return rows[0] if rows else None
+    return next((r for r in rows if versions.satisfies(version, str(r["spec"]))), None)
+
+
+def container_gpus_step(kind: str | None) -> str | None:
+    """container_gpus.toml's start that passes the GPUs into a container of this kind ('singularity'), else None."""
+    return next((str(r["step"]) for r in table("container_gpus")["runtime"] if r["kind"] == kind), None)
+
+
 def ollama_release(version: str) -> dict[str, Any] | None:
     """ollama.toml's row of an ollama release ('0.1.20'), else None."""
     v = versions.parse(version)
@@ -592,6 +606,8 @@ def validate() -> list[str]:
         ("stated_packages", "package"),
         ("torch_pins", "pin"),
         ("ngc", "release"),
+        ("container_gpus", "runtime"),
+        ("gpu_floors", "library"),
     ):
         for i, row in enumerate(table(name)[key]):
             if not row.get("source"):
