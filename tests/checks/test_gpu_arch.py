@@ -221,6 +221,17 @@ def test_a_library_whose_kernels_start_above_the_gpu() -> None:
     assert outcome("arch-unsupported", stated({"framework_version": "flash-attn==2.6.0"}))[0] == "unknown"
 
 
+def test_a_builds_architectures_stated_as_numbers_are_held_against_the_gpu() -> None:
+    """spacemeshos/gpu-post#15 (set 56): a library 'compiled with CUDA compute 50, 60, and 70' on a K80 (3.7); the
+    same build runs on a T4 (7.5 runs sm_70's code); no GPU stated, nothing to compare."""
+    lib = {"framework_version": "spacemesh gpu-post lib compiled with CUDA compute 50, 60, and 70"}
+    r = run_check("arch-unsupported", stated({**lib, "gpu": "TESLA K80", "compute_capability": "3.7"}))
+    assert finding_ids(r) == ["arch-unsupported"] and "sm_50, sm_60, sm_70" in r.findings[0].title
+    assert "CMAKE_CUDA_ARCHITECTURES=37" in r.findings[0].fix[0]
+    assert finding_ids(run_check("arch-unsupported", stated({**lib, "gpu": "Tesla T4"}))) == []
+    assert outcome("arch-unsupported", stated(lib))[0] == "unknown"
+
+
 @pytest.mark.parametrize(
     ("name", "cc"),
     [

@@ -226,6 +226,11 @@ def test_a_torch_of_unstated_build_on_a_jetson_is_the_cpu_wheel_unless_it_is_nvi
     assert nvidia["build"] == "cuda"
     desktop = from_stated({"gpu": "RTX 3090", "framework_version": "torch 1.12.0"}).value("framework.torch")
     assert desktop["build"] == "cuda"
+    # the Jetson named in the OS field (dusty-nv/jetson-inference#1932, set 54: JetPack 5.1.2, pytorch.org's pip)
+    jetpack = from_stated(
+        {"os": "JetPack 5.1.2 (Ubuntu 20.04), Jetson", "framework_version": "torch from pip3 install torch"}
+    ).value("framework.torch")
+    assert jetpack["build"] == "cpu"
 
 
 def test_a_jaxlib_from_googles_cuda_folder_is_that_cudas_build() -> None:

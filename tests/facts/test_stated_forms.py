@@ -401,6 +401,15 @@ MORE_FORMS: list[tuple[dict[str, str], str, Any]] = [
     ({"os": "Windows 10 Version 1909 build 18363, Ubuntu 18.04 on WSL2"}, "host.windows_build", 18363),
     ({"os": "Windows 10 Version 21H2, WSL2"}, "host.windows_build", 19044),
     ({"gpu": "compute-12.0 card (Blackwell)"}, "gpu.devices", [{"cc": "12.0"}]),
+    # a build's architectures written as numbers, any library
+    (
+        {"other": "Paddle installation with arch: 52 60 61 70 75; for PaddleOCR"},
+        "build.archs_said",
+        {
+            "archs": ["sm_52", "sm_60", "sm_61", "sm_70", "sm_75"],
+            "said": "Paddle installation with arch: 52 60 61 70 75",
+        },
+    ),
 ]
 
 
@@ -443,6 +452,8 @@ def test_forms_that_name_no_fact_stay_silent() -> None:
     stated_too = from_stated({"framework_version": "jax 0.4.31", "other": "torch.cuda.is_available() True"})
     assert stated_too.value("framework.torch") is None
     assert from_stated({"os": "Ubuntu 22.04"}).value("host.windows_build") is None
+    for words in ("compiled with CUDA 11 and 12", "python 3.10 3.11 3.12 support", "compute capability 8.6"):
+        assert from_stated({"other": words}).value("build.archs_said") is None, words
 
 
 def test_a_build_described_in_words_gives_its_cuda_and_cudnn() -> None:

@@ -45,7 +45,32 @@ def arch_unsupported(snap: Snapshot) -> list[Finding]:
         if ngc and not out:
             out.append(ngc)
         out += _below_library_floors(snap, gpu, cc)
+        said = _said_build_lacks(snap, gpu, cc)
+        if said and not out:
+            out.append(said)
     return out
+
+
+def _said_build_lacks(snap: Snapshot, gpu: dict[str, Any], cc: versions.Version) -> Finding | None:
+    """A build whose architectures the facts state as numbers ('compiled with CUDA compute 50, 60, and 70', any
+    library) and none of which runs on this GPU."""
+    said = snap.value("build.archs_said")
+    if not isinstance(said, dict) or knowledge.arch_support(cc, list(said["archs"])) != "none":
+        return None
+    return finding(
+        "arch-unsupported",
+        "arch-unsupported",
+        Severity.ERROR,
+        f"The build stated ('{said['said']}') holds code for {', '.join(said['archs'])} only; "
+        f"{gpu.get('name', 'the GPU')} is compute capability {versions.cc_str(cc)}, which none of them runs on",
+        LAYER,
+        evidence=[f"stated: {said['said']}"],
+        fix=[
+            f"Install a build of it whose architectures include sm_{cc[0]}{cc[1]} (or PTX of an older one), or build "
+            f"it from source for this GPU (CMAKE_CUDA_ARCHITECTURES={cc[0]}{cc[1]}, or TORCH_CUDA_ARCH_LIST="
+            f"{versions.cc_str(cc)} for a PyTorch extension)"
+        ],
+    )
 
 
 def _below_library_floors(snap: Snapshot, gpu: dict[str, Any], cc: versions.Version) -> list[Finding]:

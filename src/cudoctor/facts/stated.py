@@ -524,6 +524,29 @@ def _framework_called(text: str) -> str:
     return named.pop() if len(named) == 1 else ""
 
 
+# A build's architectures written as numbers ('compiled with CUDA compute 50, 60, and 70', 'Paddle installation
+# with arch: 52 60 61 70 75', 'compiled 61 75 80 86'): three or more, after a word that says what they are
+ARCH_NUMBERS_SAID = re.compile(
+    r"\b(?:arch(?:itecture)?s?|compute(?:\s+capabilit(?:y|ies))?|compiled(?:\s+with)?(?:\s+cuda)?(?:\s+compute)?)"
+    r"\W{0,3}((?:(?:[3-9]\d|1[0-2]\d)(?:\s*,\s*|\s+)(?:and\s+)?){2,}(?:[3-9]\d|1[0-2]\d))(?![\d.])",
+    re.I,
+)
+
+
+def _archs_built_said(snap: Snapshot, text: str) -> None:
+    """A build's architectures written as numbers, whatever the build: the fact build.archs_said, which the
+    architecture check compares with the GPU where no framework fact holds an arch list."""
+    if ARCHS_WRITTEN.search(text):
+        return  # sm_XY names: _stated_archs gives them to the framework they name
+    m = ARCH_NUMBERS_SAID.search(text)
+    if m is None:
+        return
+    archs = [f"sm_{n}" for n in re.findall(r"\d+", m.group(1))]
+    start = max(text.rfind(sep, 0, m.start()) for sep in (";", "\n", ". "))
+    said = text[start + 1 : m.end()].strip(" ;.\n")[-160:]
+    snap.add(known("build.archs_said", {"archs": archs, "said": said}, "stated (a build's own words)"))
+
+
 def _cudnn_built_said(snap: Snapshot, text: str) -> None:
     """The cuDNN a build says it was compiled with, whatever the build (PaddlePaddle, ONNX Runtime, a
     framework named only in prose): the fact build.cudnn_said, which the cuDNN check compares with the cuDNN
@@ -629,6 +652,9 @@ def _torch_on_jetson(snap: Snapshot, text: str) -> None:
     integrated GPUs; only NVIDIA's Jetson builds (+nvYY.MM, JetPack's index, the l4t images) do."""
     info = snap.value("framework.torch")
     names = " ".join(str(g.get("name") or "") for g in snap.value("gpu.devices") or [])
+    names += " " + str(
+        (snap.value("host.os") or {}).get("name") or ""
+    )  # 'JetPack 5.1.2 (Ubuntu 20.04), Jetson'
     if (
         not isinstance(info, dict)
         or not JETSON.search(names)
@@ -908,7 +934,9 @@ def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) ->
         for fact in framework_facts(called, "", None, native_windows):
             snap.add(fact)
     _cupy_from_source(snap)
-    _cudnn_built_said(snap, " ; ".join(get(k) for k in ("framework_version", "other", "container")))
+    said_of_builds = " ; ".join(get(k) for k in ("framework_version", "other", "container"))
+    _cudnn_built_said(snap, said_of_builds)
+    _archs_built_said(snap, said_of_builds)
     build_text = get("framework_version") + "\n" + get("other")  # what is said of the build
     _torch_pinned(snap, build_text + "\n" + get("container"), native_windows)
     _stated_archs(snap, build_text)
