@@ -401,6 +401,26 @@ MORE_FORMS: list[tuple[dict[str, str], str, Any]] = [
     ({"os": "Windows 10 Version 1909 build 18363, Ubuntu 18.04 on WSL2"}, "host.windows_build", 18363),
     ({"os": "Windows 10 Version 21H2, WSL2"}, "host.windows_build", 19044),
     ({"gpu": "compute-12.0 card (Blackwell)"}, "gpu.devices", [{"cc": "12.0"}]),
+    # set 57-58: an application's framework (knowledge/applications.toml), a stated build CUDA with no framework,
+    # a GPU asked for by its index, DeepFaceLab's own floor message
+    (
+        {"framework_version": "spleeter (sudo pip install spleeter)"},
+        "framework.tensorflow",
+        {"version": None},
+    ),
+    ({"framework_cuda": "cudatoolkit 10.0.130", "cudnn": "7.6.0"}, "build.cuda_said", "10.0"),
+    (
+        {"framework_version": "Ultralytics YOLOv8.0.88 torch-2.0.0+cpu", "other": "track.py --device 0"},
+        "stated.gpu_wanted",
+        "the facts say '--device 0'",
+    ),
+    (
+        {
+            "other": "Tesla K40m does not meet minimum required compute capability: 3.7. Falling back to CPU mode."
+        },
+        "framework.torch",
+        {"min_cc": "3.7"},
+    ),
     # a build's architectures written as numbers, any library
     (
         {"other": "Paddle installation with arch: 52 60 61 70 75; for PaddleOCR"},
@@ -452,6 +472,12 @@ def test_forms_that_name_no_fact_stay_silent() -> None:
     stated_too = from_stated({"framework_version": "jax 0.4.31", "other": "torch.cuda.is_available() True"})
     assert stated_too.value("framework.torch") is None
     assert from_stated({"os": "Ubuntu 22.04"}).value("host.windows_build") is None
+    collect_env = from_stated({"driver": "No CUDA", "framework_version": "PyTorch version: 2.1.2+cu121"})
+    assert collect_env.status("driver.version").value == "absent"  # vllm#4858: collect_env's 'No CUDA'
+    assert (
+        from_stated({"framework_cuda": "12.1", "framework_version": "torch 2.1.0"}).value("build.cuda_said")
+        is None
+    )
     for words in ("compiled with CUDA 11 and 12", "python 3.10 3.11 3.12 support", "compute capability 8.6"):
         assert from_stated({"other": words}).value("build.archs_said") is None, words
 
@@ -660,4 +686,7 @@ def test_a_vllm_release_stated_alone_runs_the_torch_its_wheel_pins() -> None:
     )
     stated = from_stated({"framework_version": "vllm 0.7.3, torch 2.5.1+cu124"}).value("framework.torch")
     assert stated["version"] == "2.5.1+cu124" and "pinned_by" not in stated  # a torch stated beside it wins
-    assert from_stated({"framework_version": "vllm 0.0.1"}).value("framework.torch") is None  # pins none
+    unpinned = from_stated({"framework_version": "vllm 0.0.1"}).value(
+        "framework.torch"
+    )  # pins none: a torch of
+    assert unpinned["version"] is None and "pinned_by" not in unpinned  # unknown release (applications.toml)

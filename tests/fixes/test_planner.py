@@ -790,3 +790,19 @@ def test_a_torch_of_unknown_build_on_an_old_driver_gets_the_driver_the_newest_bu
     fixes = doc["causes"][0]["fix"]
     assert doc["causes"][0]["id"] == "driver-too-old"
     assert any("whl/cu118" in s for s in fixes) and any("525.60.13" in s for s in fixes)
+
+
+def test_a_build_cuda_stated_without_its_framework_sets_the_driver_floor() -> None:
+    """faceswap-playground (set 58): 'cudatoolkit 10.0.130' stated as the build's CUDA, no framework named, on a
+    Windows driver 399.24: the driver step names CUDA 10.0's Windows floor."""
+    doc = explain_stated(
+        "cudaGetDevice() failed. Status: CUDA driver version is insufficient for CUDA runtime version",
+        {"driver": "399.24", "os": "Windows-10-10.0.18362-SP0", "framework_cuda": "cudatoolkit 10.0.130"},
+    )
+    assert doc["causes"][0]["id"] == "driver-too-old"
+    assert any("411.31" in s for s in doc["causes"][0]["fix"])
+
+
+def test_an_arch_unsupported_torch_step_names_the_gpus_architecture() -> None:
+    c = ctx(gpu="RTX 3080", framework_version="torch 1.8.1+cu102")
+    assert any("(sm_86)" in s for s in steps.for_cause("arch-unsupported", c))

@@ -491,7 +491,7 @@ def _stated_archs(snap: Snapshot, text: str) -> None:
 # "The minimum required Cuda capability is 3.5"), and the driver's CUDA ("The NVIDIA driver on your system
 # is too old (found version 11040)").
 MIN_CC_SAID = re.compile(
-    r"minimum (?:required )?cuda capability (?:supported by this library |that we support )?is (\d+\.\d+)",
+    r"minimum (?:required )?(?:cuda|compute) capability ?(?:supported by this library |that we support )?(?:is|:) ?(\d+\.\d+)",
     re.I,
 )
 # PyTorch's verdict on the GPU, pasted: "... with CUDA capability sm_61 is not compatible with the current PyTorch
@@ -516,6 +516,16 @@ FRAMEWORK_CALLED = (
     (re.compile(r"\bjax\.(?:devices|local_devices|default_backend)\(", re.I), "jax"),
     (re.compile(r"\bcupy\.cuda\.", re.I), "cupy"),
 )
+
+
+def _named_framework(snap: Snapshot) -> bool:
+    return any(k.startswith("framework.") for k in snap.facts)
+
+
+def _application_framework(text: str) -> str:
+    """The framework an application named in the text is built on (knowledge/applications.toml: 'spleeter',
+    'DeepFaceLab', 'ComfyUI'), where the facts name no framework; '' for none."""
+    return knowledge.application_framework(text) or ""
 
 
 def _framework_called(text: str) -> str:
@@ -831,7 +841,11 @@ def _stated_packages(snap: Snapshot, text: str) -> None:
 
 # A person who states a CUDA toolkit, or writes of the GPU or CUDA, is after the GPU even when they name none
 # a CUDA build asked for counts too: conda's cudatoolkit=10.1 or pytorch-cuda=11.8
-GPU_WANTED = re.compile(r"\b(?:gpus?|cuda|nvidia|geforce|rtx|tesla|cudatoolkit|pytorch-cuda)\b", re.I)
+GPU_WANTED = re.compile(
+    r"\b(?:gpus?|cuda|nvidia|geforce|rtx|tesla|cudatoolkit|pytorch-cuda)\b"
+    r"|--device[= ]\d\b|\bdevice=['\"]?\d\b",  # a GPU asked for by its index (Ultralytics' --device 0, device=0)
+    re.I,
+)
 
 
 COMPANION_WRITTEN = re.compile(
@@ -898,6 +912,12 @@ def _cupy_from_source(snap: Snapshot) -> None:
     )
 
 
+# a driver or GPU field that says there is none, as collect_env prints it ('No CUDA') or people write it
+NO_DRIVER_FIELD = re.compile(
+    r"no cuda|none|n/?a|not installed|no (?:nvidia )?driver", re.I
+)  # the whole field
+
+
 def _gpu_wanted(snap: Snapshot, text: str) -> str | None:
     """Why the stated facts say a GPU is wanted, or None."""
     if snap.value("cuda.toolkits"):
@@ -916,7 +936,11 @@ def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) ->
         for fact in os_facts(get("os")):
             snap.add(fact)
     native_windows = (snap.value("host.os") or {}).get("system") == "Windows"
-    if get("driver"):
+    if NO_DRIVER_FIELD.fullmatch(
+        get("driver")
+    ):  # collect_env's 'Nvidia driver version: No CUDA', as the field
+        snap.add(absent("driver.version", f"stated:driver ({get('driver')!r})"))
+    elif get("driver"):
         for fact in driver_facts(get("driver"), native_windows):
             snap.add(fact)
     if get("system_cuda"):
@@ -929,10 +953,16 @@ def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) ->
             get("framework_version"), get("framework_cuda"), framework_hint, native_windows
         ):
             snap.add(fact)
-    called = "" if get("framework_version") or get("framework_cuda") else _framework_called(get("other"))
+    said = " ; ".join(get(k) for k in ("framework_version", "container", "other"))
+    called = "" if _named_framework(snap) else _framework_called(get("other")) or _application_framework(said)
     if called:
-        for fact in framework_facts(called, "", None, native_windows):
+        for fact in framework_facts(called, get("framework_cuda"), None, native_windows):
             snap.add(fact)
+    built = None if _named_framework(snap) else stated_builds.CUDA_WRITTEN.search(get("framework_cuda"))
+    if built is None and not _named_framework(snap):
+        built = re.search(r"(?<![\d.])(\d{1,2}\.\d)(?:\.\d+)*(?![\d.])", get("framework_cuda"))
+    if built:  # a build's CUDA stated with no framework named ('cudatoolkit 10.0.130'): the fix planner's
+        snap.add(known("build.cuda_said", built.group(1), "stated:framework_cuda"))
     _cupy_from_source(snap)
     said_of_builds = " ; ".join(get(k) for k in ("framework_version", "other", "container"))
     _cudnn_built_said(snap, said_of_builds)

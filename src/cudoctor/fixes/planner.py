@@ -117,6 +117,9 @@ def context(
     older_cuda = facts.get("library") == "cuda" and facts.get("older") == "loaded" and facts.get("compiled")
     ptxas = compute.PTXAS_OLDER.search(root)  # XLA's 'You are using ptxas 11.0.221, which is older than 11.1'
     built_cuda = info.get("cuda") or info.get("cuda_if_gpu")  # a TF 1.x of unnamed package: its GPU build's
+    built_cuda = built_cuda or (
+        None if infos else snap.value("build.cuda_said")
+    )  # a build's CUDA, no framework
     return Context(
         framework=framework,
         version=str(info["version"]) if info.get("version") else None,

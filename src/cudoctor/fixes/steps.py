@@ -538,7 +538,9 @@ def arch_unsupported(ctx: Context) -> list[str]:
         return [f"{FIND_OUT}which GPU this is and its compute capability: {SHOW_GPU}"]
     steps = []
     if ctx.framework == "torch":
-        steps += _torch_install(ctx, f"a build for compute capability {versions.fmt(ctx.cc)}")
+        steps += _torch_install(
+            ctx, f"a build for compute capability {versions.fmt(ctx.cc)} (sm_{ctx.cc[0]}{ctx.cc[1]})"
+        )
     if ctx.framework == "tensorflow":
         steps += _tf_for_gpu(ctx)
     span = knowledge.cuda_span_for_cc(versions.fmt(ctx.cc))
