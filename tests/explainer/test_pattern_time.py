@@ -23,6 +23,8 @@ READERS = (
     "cudoctor.explainer.whose",
     "cudoctor.facts.stated",
     "cudoctor.facts.stated_builds",
+    "cudoctor.facts.stated_containers",
+    "cudoctor.facts.stated_words",
     "cudoctor.pasted",
     "cudoctor.redact",
     "cudoctor.versions",

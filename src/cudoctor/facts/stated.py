@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from cudoctor import knowledge, versions
-from cudoctor.facts import companions, stated_apps, stated_builds
+from cudoctor.facts import companions, stated_apps, stated_builds, stated_containers, stated_words
+from cudoctor.facts.stated_containers import container_facts
 from cudoctor.model import Fact, Snapshot, absent, known
 
 KEYS = (
@@ -325,19 +326,6 @@ def cudnn_versions(text: str) -> list[str]:
 DRIVE_PATH = re.compile(r"^[A-Za-z]:\\")  # C:\ (a log's Windows path stands for the OS)
 
 
-# the container a text names, as host.container names it live (docker, podman, ...)
-# the runtime that starts the container before the image it names: a Singularity image built from
-# 'docker://...', a pod or a podman container running a Docker image
-CONTAINERS = (
-    (re.compile(r"\bsingularity\b|\bapptainer\b", re.I), "singularity"),
-    (re.compile(r"\budocker\b", re.I), "udocker"),
-    (re.compile(r"\bpodman\b", re.I), "podman"),
-    (re.compile(r"\bkubernetes\b|\bk8s\b|\bkubepods\b", re.I), "kubepods"),
-    (re.compile(r"\blxc\b|\blxd\b", re.I), "lxc"),
-    (re.compile(r"\bdocker\b|\bnvidia/cuda:|\bnvcr\.io/", re.I), "docker"),
-)
-
-
 OS_WORDS = (
     ("Windows", r"windows|win1\d|\bwin(?:dow)?\s?(?:7|8|10|11)(?!\d)"),  # 'Window 7x64', 'win 10'
     ("Darwin", r"mac ?os|os x|darwin"),
@@ -361,94 +349,10 @@ def os_facts(text: str) -> list[Fact]:
         known("host.os", {"system": system, "name": text}, "stated:os"),
         known("host.wsl", wsl, "stated:os"),
     ]
-    build = windows_build(text)
+    build = stated_containers.windows_build(text)
     if build:
         facts.append(known("host.windows_build", build, "stated:os"))
     return facts + container_facts(text, "os")
-
-
-# Windows 10's build as people write it ('build 18363', '10.0.19041', 'Version 1909'): each feature update's own
-# build number (Microsoft's Windows 10 release information)
-WINDOWS_BUILD = re.compile(
-    r"\bbuild\s*(\d{5})\b|\b10\.0\.(\d{5})\b|\bversion\s*(1903|1909|2004|20H2|21H1|21H2|22H2)\b", re.I
-)
-RELEASE_BUILD = {
-    "1903": 18362,
-    "1909": 18363,
-    "2004": 19041,
-    "20H2": 19042,
-    "21H1": 19043,
-    "21H2": 19044,
-    "22H2": 19045,
-}
-
-
-def windows_build(text: str) -> int | None:
-    """The Windows build a text names, or None."""
-    m = WINDOWS_BUILD.search(text)
-    if m is None:
-        return None
-    return int(m.group(1) or m.group(2)) if m.group(1) or m.group(2) else RELEASE_BUILD[m.group(3).upper()]
-
-
-# A container started without the GPUs: 'docker run ... (no --gpus)', plain docker rather than nvidia-docker,
-# or nvidia-smi missing inside it.
-NO_GPUS_PASSED = re.compile(
-    r"(?:no|without) --(?:gpus|nv)\b|plain docker|not nvidia-docker|nvidia-smi: command not found|nvidia-smi\W+(?:is )?not found"
-    # a docker run command (an option or an image after it) that asks for no GPU on its line: no --gpus, no nvidia
-    # runtime, no NVIDIA_VISIBLE_DEVICES, no /dev/nvidia device; a line continued with a backslash says nothing
-    r"|(?<![\w-])docker run\s+(?=-|[\w.-]+[:/])"
-    r"(?![^\n]{0,2000}?(?:--gpus|runtime[= ]?nvidia|NVIDIA_VISIBLE_DEVICES|--device[= ]?/dev/nvidia|\\\s*$))"
-    # a Singularity / Apptainer start without --nv (or --nvccli), which binds the GPUs and the driver in
-    r"|(?<![\w-])(?:singularity|apptainer)\s+(?:run|exec|shell)\s+(?=-|[\w.-]+)(?![^\n]{0,2000}?(?:--nv\b|--nvccli|\\\s*$))",
-    re.I,
-)
-
-
-# The CUDA a container image needs, as nvidia-container-cli checks it (NVIDIA_REQUIRE_CUDA "cuda>=12.8"),
-# or as the image's tag or Dockerfile names it (nvidia/cuda:12.8.0-..., ARG CUDA_VERSION=12.6.0)
-IMAGE_CUDA = re.compile(
-    r"cuda\s*>=\s*(\d+\.\d+)|nvidia/cuda:(\d+\.\d+)|CUDA_VERSION\s*=\s*(\d+\.\d+)|<\s*image\s+(\d+\.\d+)",
-    re.I,
-)  # '< image 9.0.176': nvidia-docker 1.0's 'unsupported CUDA version: driver 8.0 < image 9.0.176'
-
-
-# an NGC container by its monthly release: 'nvcr.io/nvidia/pytorch:21.07-py3', 'NGC PyTorch 23.10 container'
-NGC_TAG = re.compile(
-    r"\bnvcr\.io/nvidia/[\w./-]+:(\d{2}\.\d{2})(?:\.\d+)?(?![\d.])|\bNGC\b[^\n\d]{0,40}?(?<![\d.])(\d{2}\.\d{2})(?![\d.])",
-    re.I,
-)
-
-
-# the container field naming its image's CUDA in words ('the CUDA 11.2 image', 'default image, CUDA 8.0'),
-# never the host's ('CUDA 12.2 on the host', "the host's CUDA 12.2")
-CONTAINER_SAYS_CUDA = re.compile(
-    r"(?<!host )(?<!host's )\bcuda[\s_-]*v?(\d+\.\d+)(?![\d.])(?!\s+(?:on|of|from)\s+the\s+host)", re.I
-)
-
-
-def container_facts(text: str, key: str, own: str = "") -> list[Fact]:
-    """The container a person names in `text` (`own`: the container field alone, whose words name the image's
-    CUDA where nothing else does)."""
-    name = next((name for pattern, name in CONTAINERS if pattern.search(text)), None)
-    facts = [known("host.container", name, f"stated:{key}")] if name else []
-    image = IMAGE_CUDA.search(text) or CONTAINER_SAYS_CUDA.search(own)
-    ngc = NGC_TAG.search(text)
-    row = knowledge.ngc_release(ngc.group(1) or ngc.group(2)) if ngc else None
-    if image and (name or key == "container"):
-        facts.append(known("container.cuda", next(g for g in image.groups() if g), f"stated:{key}"))
-    elif row and (mm := versions.major_minor(row["cuda"])):
-        facts.append(
-            known(
-                "container.cuda", f"{mm[0]}.{mm[1]}", f"stated:{key} (NGC {row['tag']}: knowledge/ngc.toml)"
-            )
-        )
-    if row:
-        facts.append(known("container.ngc", row, f"stated:{key}"))
-    said = NO_GPUS_PASSED.search(text)
-    if said and (name or key == "container"):
-        facts.append(known("host.container_gpus", f"not passed ({said.group(0)})", f"stated:{key}"))
-    return facts
 
 
 def python_facts(text: str) -> list[Fact]:
@@ -508,53 +412,27 @@ DRIVER_FOUND_SAID = re.compile(
 )
 
 
-# A framework named only by its API in what a person says ('torch.cuda.is_available() => True',
-# 'tf.config.list_physical_devices("GPU") returns []'): that framework, release and build unknown
-FRAMEWORK_CALLED = (
-    (re.compile(r"\btorch\.(?:cuda|version|backends)\.", re.I), "torch"),
-    (re.compile(r"\b(?:tf|tensorflow)\.(?:config|test|sysconfig)\.", re.I), "tensorflow"),
-    (re.compile(r"\bjax\.(?:devices|local_devices|default_backend)\(", re.I), "jax"),
-    (re.compile(r"\bcupy\.cuda\.", re.I), "cupy"),
-)
-
-
-def _named_framework(snap: Snapshot) -> bool:
-    return any(k.startswith("framework.") for k in snap.facts)
-
-
-def _application_framework(text: str) -> str:
-    """The framework an application named in the text is built on (knowledge/applications.toml: 'spleeter',
-    'DeepFaceLab', 'ComfyUI'), where the facts name no framework; '' for none."""
-    return knowledge.application_framework(text) or ""
-
-
-def _framework_called(text: str) -> str:
-    """The one framework whose API the text calls, as a framework_version would name it; '' for none or several."""
-    named = {name for pattern, name in FRAMEWORK_CALLED if pattern.search(text)}
-    return named.pop() if len(named) == 1 else ""
-
-
-# A build's architectures written as numbers ('compiled with CUDA compute 50, 60, and 70', 'Paddle installation
-# with arch: 52 60 61 70 75', 'compiled 61 75 80 86'): three or more, after a word that says what they are
-ARCH_NUMBERS_SAID = re.compile(
-    r"\b(?:arch(?:itecture)?s?|compute(?:\s+capabilit(?:y|ies))?|compiled(?:\s+with)?(?:\s+cuda)?(?:\s+compute)?)"
-    r"\W{0,3}((?:(?:[3-9]\d|1[0-2]\d)(?:\s*,\s*|\s+)(?:and\s+)?){2,}(?:[3-9]\d|1[0-2]\d))(?![\d.])",
-    re.I,
-)
+def _unnamed_framework(snap: Snapshot, get: Any, native_windows: bool) -> None:
+    """Where no framework fact was stated: the one whose API the free text calls or an application it names is
+    built on (release and build unknown), else the build's CUDA stated alone ('cudatoolkit 10.0.130'), which the
+    fix planner takes as the build's."""
+    if any(k.startswith("framework.") for k in snap.facts):
+        return
+    said = " ; ".join(get(k) for k in ("framework_version", "container", "other"))
+    called = stated_words.framework_called(get("other")) or stated_words.application_framework(said)
+    for fact in framework_facts(called, get("framework_cuda"), None, native_windows) if called else []:
+        snap.add(fact)
+    cuda = None if called else stated_words.build_cuda(get("framework_cuda"))
+    if cuda:
+        snap.add(known("build.cuda_said", cuda, "stated:framework_cuda"))
 
 
 def _archs_built_said(snap: Snapshot, text: str) -> None:
     """A build's architectures written as numbers, whatever the build: the fact build.archs_said, which the
     architecture check compares with the GPU where no framework fact holds an arch list."""
-    if ARCHS_WRITTEN.search(text):
-        return  # sm_XY names: _stated_archs gives them to the framework they name
-    m = ARCH_NUMBERS_SAID.search(text)
-    if m is None:
-        return
-    archs = [f"sm_{n}" for n in re.findall(r"\d+", m.group(1))]
-    start = max(text.rfind(sep, 0, m.start()) for sep in (";", "\n", ". "))
-    said = text[start + 1 : m.end()].strip(" ;.\n")[-160:]
-    snap.add(known("build.archs_said", {"archs": archs, "said": said}, "stated (a build's own words)"))
+    said = None if ARCHS_WRITTEN.search(text) else stated_words.archs_said(text)  # sm_XY: _stated_archs's
+    if said:
+        snap.add(known("build.archs_said", said, "stated (a build's own words)"))
 
 
 def _cudnn_built_said(snap: Snapshot, text: str) -> None:
@@ -782,27 +660,6 @@ NAMED_PACKAGES = re.compile(
 )
 
 
-# Libraries whose GPU floor knowledge/gpu_floors.toml holds, as people write them: flash-attn by its name or
-# FlashAttention's ('flash attention 2', 'FlashAttention-2', 'flash_attn 2.5.8'), vLLM with its release or none
-GPU_LIBRARY_WRITTEN = re.compile(
-    r"\b(flash[-_ ]?(?:attn|attention))(?:[-_ ]?v?(\d+(?:\.\d+)*(?:\.post\d+)?))?(?![\w.])"
-    r"|\bvllm\b(?:\s*(?:==|=|:|\s)\s*v?(\d+\.\d+(?:\.\d+)*(?:\.post\d+)?))?",
-    re.I,
-)
-
-
-# onnxruntime's GPU build as its other packages name it: the NuGet package ('Microsoft.ML.OnnxRuntime.Gpu
-# (nuget package VERSION 1.16.0)'), the release archives ('onnxruntime-win-x64-gpu-1.6.0.zip'), or 'ONNX Runtime
-# 1.19.1' beside a GPU word; its CUDA and cuDNN are those of the PyPI wheel of the same release (onnxruntime.ai
-# CUDA-ExecutionProvider requirements, one table for all packages)
-ORT_GPU_WRITTEN = re.compile(
-    r"microsoft\.ml\.onnxruntime\.gpu\b[^\d\n]{0,40}?(\d+\.\d+(?:\.\d+)?)"
-    r"|\bonnxruntime-(?:win|linux)-[a-z0-9_]+-gpu-(\d+\.\d+(?:\.\d+)?)"
-    r"|\bonnx\s?runtime\s+v?(\d+\.\d+(?:\.\d+)?)(?=[^\n]{0,60}?(?<![\w-])(?:gpu|cuda)\b)",
-    re.I,
-)
-
-
 def _cpu_without_avx(snap: Snapshot, text: str) -> None:
     """A CPU named in the stated text whose family has no AVX (knowledge/cpus.toml): the live fact's shape,
     with no AVX among its flags."""
@@ -828,13 +685,9 @@ def _stated_packages(snap: Snapshot, text: str) -> None:
         if pins.get(key, "?") == "?":
             pins[key] = version or "?"
     pins.update({name.lower(): version for name, version in PINNED.findall(text)})
-    for m in GPU_LIBRARY_WRITTEN.finditer(text):  # 'flash attention 2', 'FlashAttention-2', 'vllm 0.9.1'
-        key = "flash-attn" if m.group(1) else "vllm"
-        if pins.get(key, "?") == "?":
-            pins[key] = m.group(2) or m.group(3) or "?"
-    gpu_ort = ORT_GPU_WRITTEN.search(text)
-    if gpu_ort and pins.get("onnxruntime-gpu", "?") == "?":
-        pins["onnxruntime-gpu"] = next(g for g in gpu_ort.groups() if g)
+    for name, version in stated_words.library_pins(text).items():  # flash-attn, vLLM, onnxruntime's GPU build
+        if pins.get(name, "?") == "?":
+            pins[name] = version
     if pins:
         snap.add(known("python.packages", {**(snap.value("python.packages") or {}), **pins}, "stated"))
 
@@ -953,16 +806,7 @@ def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) ->
             get("framework_version"), get("framework_cuda"), framework_hint, native_windows
         ):
             snap.add(fact)
-    said = " ; ".join(get(k) for k in ("framework_version", "container", "other"))
-    called = "" if _named_framework(snap) else _framework_called(get("other")) or _application_framework(said)
-    if called:
-        for fact in framework_facts(called, get("framework_cuda"), None, native_windows):
-            snap.add(fact)
-    built = None if _named_framework(snap) else stated_builds.CUDA_WRITTEN.search(get("framework_cuda"))
-    if built is None and not _named_framework(snap):
-        built = re.search(r"(?<![\d.])(\d{1,2}\.\d)(?:\.\d+)*(?![\d.])", get("framework_cuda"))
-    if built:  # a build's CUDA stated with no framework named ('cudatoolkit 10.0.130'): the fix planner's
-        snap.add(known("build.cuda_said", built.group(1), "stated:framework_cuda"))
+    _unnamed_framework(snap, get, native_windows)
     _cupy_from_source(snap)
     said_of_builds = " ; ".join(get(k) for k in ("framework_version", "other", "container"))
     _cudnn_built_said(snap, said_of_builds)
