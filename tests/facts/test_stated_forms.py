@@ -421,6 +421,22 @@ MORE_FORMS: list[tuple[dict[str, str], str, Any]] = [
         "framework.torch",
         {"min_cc": "3.7"},
     ),
+    # an nvidia/cuda image's flavour and the cuDNN its tag names, in both tag orders
+    (
+        {"container": "FROM nvidia/cuda:10.1-base-ubuntu18.04"},
+        "container.image",
+        {"flavour": "base", "cudnn": None},
+    ),
+    (
+        {"container": "nvidia/cuda:10.1-cudnn7-runtime-ubuntu18.04"},
+        "container.image",
+        {"flavour": "runtime", "cudnn": "cudnn7"},
+    ),
+    (
+        {"container": "nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04"},
+        "container.image",
+        {"flavour": "devel", "cudnn": "cudnn"},
+    ),
     # a build's architectures written as numbers, any library
     (
         {"other": "Paddle installation with arch: 52 60 61 70 75; for PaddleOCR"},

@@ -58,6 +58,19 @@ CONTAINER_SAYS_CUDA = re.compile(
 )
 
 
+# an nvidia/cuda image tag's flavour and cuDNN: '10.1-base-ubuntu18.04', '12.4.1-cudnn-runtime-ubuntu22.04',
+# '11.8.0-cudnn8-devel-ubuntu22.04', the older '10.1-cudnn7-runtime-ubuntu18.04'
+CUDA_IMAGE_TAG = re.compile(
+    r"\bnvidia/cuda:\d+(?:\.\d+){1,2}-(?:(cudnn\d*)-)?(base|runtime|devel)(?:-(cudnn\d*))?\b", re.I
+)
+
+
+def image_flavour(text: str) -> dict[str, str | None] | None:
+    """The flavour of the nvidia/cuda image a text names and the cuDNN its tag carries ('cudnn8', 'cudnn' or None)."""
+    m = CUDA_IMAGE_TAG.search(text)
+    return {"flavour": m.group(2).lower(), "cudnn": (m.group(1) or m.group(3) or None)} if m else None
+
+
 def container_facts(text: str, key: str, own: str = "") -> list[Fact]:
     """The container a person names in `text` (`own`: the container field alone, whose words name the image's
     CUDA where nothing else does)."""
@@ -76,6 +89,9 @@ def container_facts(text: str, key: str, own: str = "") -> list[Fact]:
         )
     if row:
         facts.append(known("container.ngc", row, f"stated:{key}"))
+    flavour = image_flavour(text)
+    if flavour:
+        facts.append(known("container.image", flavour, f"stated:{key}"))
     said = NO_GPUS_PASSED.search(text)
     if said and (name or key == "container"):
         facts.append(known("host.container_gpus", f"not passed ({said.group(0)})", f"stated:{key}"))

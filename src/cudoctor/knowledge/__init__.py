@@ -465,6 +465,11 @@ def ngc_release(tag: str) -> dict[str, Any] | None:
     return next((dict(r) for r in table("ngc")["release"] if r["tag"] == tag), None)
 
 
+def cuda_image_flavour(name: str) -> dict[str, Any] | None:
+    """cuda_images.toml's row of an nvidia/cuda image flavour ('base', 'runtime', 'devel'), else None."""
+    return next((dict(r) for r in table("cuda_images")["flavour"] if r["name"] == name), None)
+
+
 def gpu_floor(package: str, version: str) -> dict[str, Any] | None:
     """gpu_floors.toml's row of a library release ('flash-attn', '2.6.0'; '?' where no version was stated: the
     newest line), else None."""
@@ -608,6 +613,7 @@ def validate() -> list[str]:
         ("ngc", "release"),
         ("container_gpus", "runtime"),
         ("gpu_floors", "library"),
+        ("cuda_images", "flavour"),
     ):
         for i, row in enumerate(table(name)[key]):
             if not row.get("source"):
