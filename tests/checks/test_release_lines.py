@@ -92,3 +92,24 @@ def test_onnxruntime_gpus_cudnn_major_against_the_cudnn_stated() -> None:
     )
     old = {"framework_version": "onnxruntime-gpu 1.17.1", "system_cuda": "12.4", "cudnn": "9.1.1"}
     assert "cuDNN 8" in fired(old, "release-line-cudnn")["cudnn-mismatch"][0]
+
+
+def test_onnxruntimes_cuda12_archives_before_1_19_have_their_own_cudnn() -> None:
+    """The CUDA 12 builds of 1.17 and 1.18.0 load cuDNN 8, those of 1.18.1 cuDNN 9 (microsoft/onnxruntime#20829);
+    read from the archive's name ('onnxruntime-win-x64-cuda12-1.17.1'), and named in words, never as a pip package."""
+    old = {
+        "framework_version": "onnxruntime-win-x64-cuda12-1.17.1 (C++ package)",
+        "cudnn": "9",
+        "os": "Windows 11",
+    }
+    assert (
+        "onnxruntime's CUDA 12 build 1.17.1 loads cuDNN 8"
+        in fired(old, "release-line-cudnn")["cudnn-mismatch"][0]
+    )
+    steps = next(f.fix for f in api.check(old, live=False).findings if f.id == "release-line-cudnn")
+    assert not any("onnxruntime-gpu-cuda12" in step for step in steps)  # no such pip package
+    assert not fired(
+        {"framework_version": "onnxruntime-linux-x64-gpu-cuda12-1.18.1.tgz", "cudnn": "9.1"},
+        "release-line-cudnn",
+    )
+    assert not fired({"framework_version": "onnxruntime-win-x64-cuda12-1.17.1"}, "release-line-cudnn")

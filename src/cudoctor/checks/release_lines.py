@@ -15,6 +15,11 @@ LAYER = "CUDA toolkits & libraries"
 CAUSE = "cuda-libs-missing"
 
 
+def _install(row: dict[str, Any]) -> str:
+    """How to move to a release line: its own words where its package key is no pip name, else pip's."""
+    return str(row.get("install") or f"pip install '{row['package']}{row['spec']}'")
+
+
 def line_of(package: str, version: str) -> dict[str, Any] | None:
     """The release line a package's version is on, or None (not such a package, or its version unread)."""
     for row in knowledge.table("cuda_wheels")["release_line"]:
@@ -64,10 +69,7 @@ def release_line_cuda(snap: Snapshot) -> list[Finding]:
         want = int(row["cuda_major"])
         here = "; ".join(have[m] for m in sorted(have))
         other = _lines_loading(package, "cuda_major", set(have))
-        fix = [
-            f"pip install '{r['package']}{r['spec']}'  (its wheels load CUDA {r['cuda_major']}, the CUDA here)"
-            for r in other
-        ]
+        fix = [f"{_install(r)}  (its wheels load CUDA {r['cuda_major']}, the CUDA here)" for r in other]
         if want in (11, 12):
             fix.append(
                 f"Or give it CUDA {want}'s libraries: pip install nvidia-cublas-cu{want} nvidia-cudnn-cu{want}"
@@ -78,7 +80,7 @@ def release_line_cuda(snap: Snapshot) -> list[Finding]:
                 "release-line-cuda",
                 CAUSE,
                 Severity.ERROR,
-                f"{package} {version} loads CUDA {want}'s libraries, but the CUDA here is {here}",
+                f"{row.get('name', package)} {version} loads CUDA {want}'s libraries, but the CUDA here is {here}",
                 LAYER,
                 evidence=[
                     f"{package} {row['spec']}: CUDA {want} ({row['source'].split(';')[0]})",
@@ -106,10 +108,7 @@ def release_line_cudnn(snap: Snapshot) -> list[Finding]:
             continue
         want = int(row["cudnn_major"])
         other = _lines_loading(package, "cudnn_major", majors)
-        fix = [
-            f"pip install '{r['package']}{r['spec']}'  (its wheels load cuDNN {r['cudnn_major']}, the cuDNN here)"
-            for r in other
-        ]
+        fix = [f"{_install(r)}  (its wheels load cuDNN {r['cudnn_major']}, the cuDNN here)" for r in other]
         fix.append(
             f"Or give it cuDNN {want}: pip install 'nvidia-cudnn-cu{row['cuda_major']}=={want}.*' "
             f"(or NVIDIA's cuDNN {want} for CUDA {row['cuda_major']}, on the loader's path)"
@@ -119,7 +118,7 @@ def release_line_cudnn(snap: Snapshot) -> list[Finding]:
                 "release-line-cudnn",
                 "cudnn-mismatch",
                 Severity.ERROR,
-                f"{package} {version} loads cuDNN {want}, but the cuDNN here is {', '.join(have)}: a cuDNN of "
+                f"{row.get('name', package)} {version} loads cuDNN {want}, but the cuDNN here is {', '.join(have)}: a cuDNN of "
                 f"another major does not load in its place",
                 LAYER,
                 evidence=[

@@ -83,6 +83,12 @@ ORT_GPU_WRITTEN = re.compile(
 )
 
 
+# the CUDA 12 builds of onnxruntime before 1.19 (the default then was CUDA 11.8), as their archives name them
+ORT_CUDA12_WRITTEN = re.compile(
+    r"\bonnxruntime-(?:win|linux)-[a-z0-9_]+-(?:gpu-)?cuda12-(\d+\.\d+(?:\.\d+)?)", re.I
+)
+
+
 def library_pins(text: str) -> dict[str, str]:
     """The libraries with a GPU floor or a CUDA line that the text names, each with the release written ('?' for
     none): {'flash-attn': '2', 'vllm': '0.9.1', 'onnxruntime-gpu': '1.16.0'}; the first release written wins."""
@@ -91,7 +97,10 @@ def library_pins(text: str) -> dict[str, str]:
         key = "flash-attn" if m.group(1) else "vllm"
         if pins.get(key, "?") == "?":
             pins[key] = m.group(2) or m.group(3) or "?"
-    gpu_ort = ORT_GPU_WRITTEN.search(text)
+    cuda12 = ORT_CUDA12_WRITTEN.search(text)
+    gpu_ort = None if cuda12 else ORT_GPU_WRITTEN.search(text)
+    if cuda12:
+        pins["onnxruntime-gpu-cuda12"] = cuda12.group(1)
     if gpu_ort:
         pins["onnxruntime-gpu"] = next(g for g in gpu_ort.groups() if g)
     return pins

@@ -193,7 +193,11 @@ def _release_line_for_driver(ctx: Context) -> list[str]:
     """A library built for one CUDA major per release line (CTranslate2 4 = CUDA 12, 3 = CUDA 11): the
     line whose CUDA the driver runs (cuda_wheels.toml [[release_line]])."""
     have = versions.parse(ctx.driver_cuda or "")
-    lines = [r for r in knowledge.table("cuda_wheels")["release_line"] if r["framework"] == ctx.framework]
+    lines = [  # the pip packages' own lines (a variant read from an archive's name has no pip name)
+        r
+        for r in knowledge.table("cuda_wheels")["release_line"]
+        if r["framework"] == ctx.framework and not r.get("install")
+    ]
     fits = [r for r in lines if have and int(r["cuda_major"]) <= have[0]]
     if not fits:
         return []
