@@ -74,9 +74,8 @@ def wsl_libcuda_not_found(snap: Snapshot) -> list[Finding]:
 
 
 # CUDA on WSL2 needs a Windows with GPU paravirtualization: Windows 11, or Windows 10 21H2 (build 19044) and newer
-# (Insider builds from 20145 had it first)
+# (Insider builds from 20145, above that number, had it first)
 WSL_GPU_BUILD = 19044
-INSIDER_FROM = 20145
 WSL_GPU_SOURCE = (
     "https://docs.nvidia.com/cuda/wsl-user-guide/index.html (Getting Started: 'Windows 11 and Windows 10, version 21H2 "
     "support running existing ML tools ... inside a WSL instance'); CUDA on WSL first came to Insider build 20145"
@@ -87,12 +86,7 @@ WSL_GPU_SOURCE = (
 def wsl_windows_too_old(snap: Snapshot) -> list[Finding]:
     """WSL2 on a Windows 10 build older than 21H2 (19044): Windows gives WSL no GPU, whatever the driver."""
     build = snap.value("host.windows_build")
-    if (
-        not snap.value("host.wsl")
-        or not isinstance(build, int)
-        or build >= WSL_GPU_BUILD
-        or build >= INSIDER_FROM
-    ):
+    if not snap.value("host.wsl") or not isinstance(build, int) or build >= WSL_GPU_BUILD:
         return []
     return [
         finding(

@@ -412,13 +412,12 @@ DRIVER_FOUND_SAID = re.compile(
 )
 
 
-def _unnamed_framework(snap: Snapshot, get: Any, native_windows: bool) -> None:
+def _unnamed_framework(snap: Snapshot, get: Any, said: str, native_windows: bool) -> None:
     """Where no framework fact was stated: the one whose API the free text calls or an application it names is
     built on (release and build unknown), else the build's CUDA stated alone ('cudatoolkit 10.0.130'), which the
     fix planner takes as the build's."""
     if any(k.startswith("framework.") for k in snap.facts):
         return
-    said = " ; ".join(get(k) for k in ("framework_version", "container", "other"))
     called = stated_words.framework_called(get("other")) or stated_words.application_framework(said)
     for fact in framework_facts(called, get("framework_cuda"), None, native_windows) if called else []:
         snap.add(fact)
@@ -540,9 +539,8 @@ def _torch_on_jetson(snap: Snapshot, text: str) -> None:
     integrated GPUs; only NVIDIA's Jetson builds (+nvYY.MM, JetPack's index, the l4t images) do."""
     info = snap.value("framework.torch")
     names = " ".join(str(g.get("name") or "") for g in snap.value("gpu.devices") or [])
-    names += " " + str(
-        (snap.value("host.os") or {}).get("name") or ""
-    )  # 'JetPack 5.1.2 (Ubuntu 20.04), Jetson'
+    # the Jetson may be named in the OS field ('JetPack 5.1.2 (Ubuntu 20.04), Jetson')
+    names += " " + str((snap.value("host.os") or {}).get("name") or "")
     if (
         not isinstance(info, dict)
         or not JETSON.search(names)
@@ -765,10 +763,9 @@ def _cupy_from_source(snap: Snapshot) -> None:
     )
 
 
-# a driver or GPU field that says there is none, as collect_env prints it ('No CUDA') or people write it
-NO_DRIVER_FIELD = re.compile(
-    r"no cuda|none|n/?a|not installed|no (?:nvidia )?driver", re.I
-)  # the whole field
+# a driver or GPU field that says there is none, as collect_env prints it ('No CUDA') or people write it (matched
+# against the whole field)
+NO_DRIVER_FIELD = re.compile(r"no cuda|none|n/?a|not installed|no (?:nvidia )?driver", re.I)
 
 
 def _gpu_wanted(snap: Snapshot, text: str) -> str | None:
@@ -789,9 +786,8 @@ def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) ->
         for fact in os_facts(get("os")):
             snap.add(fact)
     native_windows = (snap.value("host.os") or {}).get("system") == "Windows"
-    if NO_DRIVER_FIELD.fullmatch(
-        get("driver")
-    ):  # collect_env's 'Nvidia driver version: No CUDA', as the field
+    # collect_env's 'Nvidia driver version: No CUDA', as the driver field
+    if NO_DRIVER_FIELD.fullmatch(get("driver")):
         snap.add(absent("driver.version", f"stated:driver ({get('driver')!r})"))
     elif get("driver"):
         for fact in driver_facts(get("driver"), native_windows):
@@ -806,9 +802,9 @@ def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) ->
             get("framework_version"), get("framework_cuda"), framework_hint, native_windows
         ):
             snap.add(fact)
-    _unnamed_framework(snap, get, native_windows)
-    _cupy_from_source(snap)
     said_of_builds = " ; ".join(get(k) for k in ("framework_version", "other", "container"))
+    _unnamed_framework(snap, get, said_of_builds, native_windows)
+    _cupy_from_source(snap)
     _cudnn_built_said(snap, said_of_builds)
     _archs_built_said(snap, said_of_builds)
     build_text = get("framework_version") + "\n" + get("other")  # what is said of the build

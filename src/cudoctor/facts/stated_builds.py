@@ -60,11 +60,8 @@ BUILT_CUDNN = re.compile(
 
 def cudnn_built_with(text: str) -> str | None:
     """The cuDNN a build says it was compiled with, as a dotted version."""
-    m = BUILT_CUDNN.search(text)
-    if m is None:
-        return None
-    written = m.group(1) or m.group(2)
-    return written if "." in written else versions.cudnn_from_int(written)
+    said = cudnn_built_said(text)
+    return said[0] if said else None
 
 
 def cudnn_built_said(text: str) -> tuple[str, str] | None:

@@ -70,9 +70,8 @@ class Context:
     # a Jetson whose CUDA comes with JetPack (not Thor's JetPack 7, which runs the SBSA wheels): 'JetPack 4.4',
     # or '' where the JetPack is not stated; None: not a Jetson
     jetpack: str | None = None
-    container: str | None = (
-        None  # the container the program runs in, as host.container names it ('singularity')
-    )
+    # the container the program runs in, as host.container names it ('singularity')
+    container: str | None = None
 
     @property
     def pinning_package(self) -> str | None:
@@ -116,10 +115,10 @@ def context(
     # 'Found CUDA version 12010, but JAX was built against version 12020, which is newer'
     older_cuda = facts.get("library") == "cuda" and facts.get("older") == "loaded" and facts.get("compiled")
     ptxas = compute.PTXAS_OLDER.search(root)  # XLA's 'You are using ptxas 11.0.221, which is older than 11.1'
-    built_cuda = info.get("cuda") or info.get("cuda_if_gpu")  # a TF 1.x of unnamed package: its GPU build's
-    built_cuda = built_cuda or (
-        None if infos else snap.value("build.cuda_said")
-    )  # a build's CUDA, no framework
+    # a TF 1.x of unnamed package: its GPU build's CUDA; with no framework known, a build's CUDA stated alone
+    built_cuda = (
+        info.get("cuda") or info.get("cuda_if_gpu") or (None if infos else snap.value("build.cuda_said"))
+    )
     return Context(
         framework=framework,
         version=str(info["version"]) if info.get("version") else None,
