@@ -137,3 +137,63 @@ def test_a_library_cuda_10_1_installs_outside_its_toolkit_reads_as_off_the_path(
         {"system_cuda": "10.1"},
     )
     assert top(ten)[0] == "cuda-libs-missing"
+
+
+MAMBA = (
+    '  File "/env/lib/python3.10/site-packages/mamba_ssm/ops/selective_scan_interface.py", line 20, in <module>\n'
+    "    import selective_scan_cuda\n"
+    "ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory\n"
+)
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        MAMBA,  # state-spaces/mamba (round 212): its extension built for CUDA 11 under a CUDA 12 torch
+        "    from detectron2 import _C\nImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory\n",
+        # llm-d (round 217): ldd of vLLM's own extension, under the error
+        "ImportError: libcudart.so.12: cannot open shared object file: No such file or directory\n"
+        "python -c 'import vllm._C'\n/opt/vllm-source/vllm/_C.abi3.so:\n  libcudart.so.12 => not found\n",
+    ],
+)
+def test_a_library_an_extension_asks_for_is_a_build_for_another_torch(log: str) -> None:
+    exp = explained(log, stated({"system_cuda": "12.1"}))
+    assert top(exp)[0] == "binary-incompatible"
+    rc = next(c for c in exp.causes if c.id == "binary-incompatible")
+    assert any("compiled extension, built for CUDA" in r for r in rc.reasons)
+    assert "--no-build-isolation" in rc.fixes[0]
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        # the framework's own modules: its CUDA libraries are missing, not an add-on's build
+        "    from cupy._core import core\nImportError: libcudart.so.12: cannot open shared object file: No such file or directory\n",
+        "    from torch._C import *\nImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory\n",
+        LINUX,
+    ],
+)
+def test_a_framework_or_program_of_its_own_asking_is_no_extension_build(log: str) -> None:
+    exp = explained(log, stated({"system_cuda": "12.1"}))
+    assert not any("compiled extension" in r for c in exp.causes for r in c.reasons), [
+        c.reasons for c in exp.causes
+    ]
+
+
+FRAMED = (
+    '  File "/env/lib/python3.10/site-packages/cudacanvas/__init__.py", line 13, in <module>\n'
+    "    from .cudaGLStream import CudaGLStreamer\n"
+    "ImportError: libcudart.so.12: cannot open shared object file: No such file or directory\n"
+)
+
+
+def test_a_package_frame_counts_only_beside_a_torch_of_another_cuda() -> None:
+    """cudacanvas (round 219): a CUDA 12 wheel under torch 1.12.1+cu113; without the torch, only the frame."""
+    assert (
+        top(explained(FRAMED, stated({"framework_version": "torch 1.12.1+cu113"})))[0]
+        == "binary-incompatible"
+    )
+    same = explained(FRAMED, stated({"framework_version": "torch 2.1.0+cu121"}))
+    unknown = explained(FRAMED, stated({}))
+    for exp in (same, unknown):
+        assert not any("compiled extension" in r for c in exp.causes for r in c.reasons)

@@ -147,6 +147,98 @@ def _fix(kit: dict[str, Any], soname: str, windows: bool) -> str:
     )
 
 
+# A CUDA library that an extension module asks for (`from detectron2 import _C`, `import selective_scan_cuda`,
+# `/site-packages/vllm/_C.abi3.so: libcudart.so.12 => not found`) was compiled into that extension for the
+# CUDA of the torch it was built against: libcudart.so.11.0 missing under a CUDA 12 torch is a build for another
+# torch, and installing CUDA 11 only hides it (corpus: detectron2, torchvision _C, mmcv, dgl, mamba-ssm, vLLM;
+# a framework's own import is not one). Where the log shows only a package's frame, the facts decide: a torch
+# built for another CUDA major than the library asked for.
+EXTENSION_IMPORT = re.compile(
+    r"^\s*(?:from\s+(?P<pkg>[A-Za-z_][\w.]*)\s+import\s+(?:_C|_ext|\w*cuda\w*|\w+_C)\b"
+    r"|import\s+(?P<alone>\w*_cuda\w*|[A-Za-z_][\w.]*\._C)\b)"
+    r"|[/\\](?P<site>[A-Za-z_]\w*)[/\\](?:[\w.-]+[/\\])*(?:_C|_ext|\w*_cuda\w*)(?:\.[\w-]+)*\.(?:so|pyd)\b"
+)
+PACKAGE_FRAME = re.compile(r"[/\\](?:site|dist)-packages[/\\](?P<pkg>[A-Za-z_]\w*)[/\\]")
+FRAMEWORK_PACKAGES = frozenset(
+    {
+        "torch",
+        "tensorflow",
+        "jax",
+        "jaxlib",
+        "cupy",
+        "cupy_backends",
+        "mxnet",
+        "onnxruntime",
+        "paddle",
+        "tensorrt",
+        "nvidia",
+        "numba",
+        "ctranslate2",
+        "llama_cpp",
+        "site",
+        "dist",
+        "lib",
+        "python3",
+    }
+)
+EXTENSION_LINES = 6  # how far from the root error the import that failed is looked for
+EXTENSION = 1.2  # beside a learned cuda-libs-missing (library names alone teach it): the extension decides
+
+
+def _package(name: str | None) -> str | None:
+    package = (name or "").split(".")[0]
+    return None if not package or package in FRAMEWORK_PACKAGES else package
+
+
+def _extension(text: str) -> str | None:
+    m = EXTENSION_IMPORT.search(text)
+    return _package(m.group("pkg") or m.group("alone") or m.group("site")) if m else None
+
+
+def _framed_package(before: list[str], wanted: str, snap: Snapshot) -> str | None:
+    """The package whose frame is nearest above the root, where the facts' torch is built for another CUDA
+    major than the library the root asks for."""
+    torch = snap.value("framework.torch") or {}
+    built, want = versions.parse(str(torch.get("cuda") or "")), versions.parse(wanted)
+    if not built or not want or built[0] == want[0]:
+        return None
+    for text in reversed(before):
+        m = PACKAGE_FRAME.search(text)
+        if m:
+            return _package(m.group("pkg"))
+    return None
+
+
+def extension_build_rule(
+    ranked: dict[str, RankedCause],
+    read: dict[str, str],
+    scan: ScanResult,
+    snap: Snapshot,
+    root: tuple[int, str],
+) -> None:
+    """The root line could not load a CUDA library of one release (libcudart.so.11.0) for an extension
+    module of a package built on the framework: the extension was built for that CUDA."""
+    wanted = read.get("cuda_wanted") or read.get("wanted")
+    line, text = root
+    if read.get("library") not in BY_RELEASE or not wanted or not line:
+        return
+    before = [t for n, t in scan.tail if line - EXTENSION_LINES <= n < line]
+    after = [t for n, t in scan.tail if line < n <= line + EXTENSION_LINES]
+    package = next((p for p in map(_extension, [text, *reversed(before), *after]) if p), None)
+    package = package or _framed_package(before, wanted, snap)
+    if package is None:
+        return
+    bump(
+        ranked,
+        "binary-incompatible",
+        EXTENSION,
+        f"line {line}: {read.get('soname')} is asked for by {package}'s compiled extension, built for CUDA "
+        f"{wanted} and the torch of its build",
+        f"Install the {package} build made for the installed torch and its CUDA (a prebuilt wheel names both), "
+        f"or rebuild it against this torch: pip install --no-build-isolation --no-cache-dir --force-reinstall {package}",
+    )
+
+
 # A line beside the root error that compares the version a program was built with and the one it found
 # ("compiled with CUDNN 7.6, but CUDNN version in your machine is 7.3") says what the root error's status code
 # does not; it counts half of what it would as the root line.

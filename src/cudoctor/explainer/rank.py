@@ -737,6 +737,7 @@ def explain(
         **library_rules.outdated_block(scan, root_line, root_text),
         **read,
     }  # the root line's own first
+    library_rules.extension_build_rule(ranked, read, scan, snap, (root_line, root_text))
     _wsl_libcuda_rule(ranked, matches, root_text, snap)
     text = evidence.excerpt(scan)
     plan = planner.context(
