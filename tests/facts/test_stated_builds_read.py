@@ -89,6 +89,19 @@ def test_versions_in_parentheses_are_remarks() -> None:
     assert cudnn_versions("5005 (compatibility version 5000)") == ["5.0.5"]
     assert cudnn_versions("(8.9.2)") == ["8.9.2"]  # nothing outside: what is inside counts
     assert cudnn_versions("cudnn8") == ["8"]
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("cudnn-11.2-windows-x64-v8.1.1.33", ["8.1.1.33"]),  # NVIDIA's archive: CUDA 11.2, cuDNN 8.1.1.33
+        ("cudnn-windows-x86_64-8.9.2.26_cuda12-archive", ["8.9.2.26"]),
+        ("cudnn.h: CUDNN_MAJOR 8, CUDNN_MINOR 6, CUDNN_PATCHLEVEL 0", ["8.6.0"]),
+        ("cuDNN 8.9.2", ["8.9.2"]),
+    ],
+)
+def test_a_cudnn_archive_or_header_names_the_cudnn_not_its_cuda(text: str, want: list[str]) -> None:
+    assert cudnn_versions(text) == want
     toolkits = toolkit_facts("12.5 (V12.5.82)")[0].value
     assert [t["version"] for t in toolkits] == ["12.5"]
     assert [t["version"] for t in toolkit_facts("10.2 and 11.6")[0].value] == ["10.2", "11.6"]

@@ -123,6 +123,7 @@ def _load_all() -> None:
         memory,
         ollama,
         onnxruntime,
+        paddle,
         probe,
         quoted,
         release_lines,

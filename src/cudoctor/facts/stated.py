@@ -312,10 +312,19 @@ def _one_per_toolkit(found: list[str]) -> list[str]:
     return out
 
 
+CUDNN_HEADER = re.compile(r"CUDNN_MAJOR\W*(\d+)\W+CUDNN_MINOR\W*(\d+)\W+CUDNN_PATCHLEVEL\W*(\d+)")
+
+
 def cudnn_versions(text: str) -> list[str]:
     """'8.9.2' as written; 8902 or 90100 (torch.backends.cudnn.version(), TF's 'Loaded cuDNN version') as 8.9.2, 9.1.0.
     Versions in parentheses after one written outside them are remarks ('8.0.4 (after upgrading to 8.1.0)',
     '5005 (compatibility version 5000)'), not other copies."""
+    # NVIDIA's archive names carry the CUDA they are for: 'cudnn-11.2-windows-x64-v8.1.1.33' is cuDNN 8.1.1.33,
+    # 'cudnn-windows-x86_64-8.9.2.26_cuda12-archive' cuDNN 8.9.2.26
+    text = re.sub(r"\bcudnn-\d+\.\d+-(?=\w+-x64-v\d)|_cuda\d+(?:\.\d+)?-archive\b", " ", text, flags=re.I)
+    text = CUDNN_HEADER.sub(
+        r"\1.\2.\3", text
+    )  # cudnn.h's macros: 'CUDNN_MAJOR 8, CUDNN_MINOR 6, CUDNN_PATCHLEVEL 0'
     text = re.sub(
         r"\bcu?dnn\s*v?(?=\d)|\blibcudnn\.so\.|(?<![\w.])v(?=\d)", " ", text, flags=re.I
     )  # 'cudnn8', 'cuDNN v8.9', 'v8.0.1'
@@ -821,6 +830,11 @@ def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) ->
     _stated_companions(snap, build_text)
     said_of_apps = " ".join(get(k) for k in ("framework_version", "container", "other"))
     for fact in stated_apps.ollama_facts(said_of_apps, get("system_cuda")):
+        snap.add(fact)
+    paddle_text = " ; ".join(
+        get(k) for k in ("framework_version", "framework_cuda", "driver", "system_cuda", "container", "other")
+    )
+    for fact in stated_apps.paddle_facts(paddle_text, bool(snap.value("gpu.devices"))):
         snap.add(fact)
     for fact in python_facts(get("python")) + container_facts(
         get("container") + " " + get("other"), "container", get("container")

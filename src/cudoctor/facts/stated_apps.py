@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from cudoctor import knowledge
 from cudoctor.model import Fact, known
 
 OLLAMA = re.compile(r"(?<![\w-])ollama(?![\w])", re.I)
@@ -40,3 +41,77 @@ def ollama_facts(text: str, system_cuda: str | None) -> list[Fact]:
     if toolkit and SYSTEM_BUILD.search(text):
         info["system_cuda"] = toolkit.group(0)
     return [known("app.ollama", info, "stated")]
+
+
+# PaddlePaddle, named by its package or its own log ('paddlepaddle-gpu 2.3.2.post116', 'Paddle version: 2.5.0',
+# 'PaddlePaddle 2.1.2', 'paddlepaddle-gpu==3.2.2 (-i .../packages/stable/cu126/)'): the CUDA of its wheel from
+# the wheel's tag, its index or its own start-up line ('Runtime API Version: 10.2'; 'Driver API Version' is the
+# driver's), else the untagged PyPI wheel of its release (knowledge/paddle.toml)
+PADDLE = re.compile(
+    r"(?<![\w-])paddle(?:paddle)?(?:[-_]gpu)?(?![\w-])(?:\s*(?:version|==|:|=))*\s*v?"
+    r"(?P<release>\d+\.\d+(?:\.\d+)?(?:(?:\.post|\.dev|rc|b)\d+)?)?",
+    re.I,
+)
+PADDLE_GPU = re.compile(
+    r"(?<![\w-])paddle(?:paddle)?[-_]gpu\b|\.post\d{2,3}\b|/packages/\w+/cu\d{3}/|Paddle With CUDA:\s*True",
+    re.I,
+)
+# the cuDNN major a wheel is said to load ('loads cudnn64_7.dll', 'wants libcudnn.so.8')
+LOADS_CUDNN = re.compile(
+    r"\b(?:loads?|wants?|looks for|needs?)\s+(?:cudnn64_(\d)\.dll|libcudnn\.so\.(\d))", re.I
+)
+POST_TAG = re.compile(r"\.post(\d)(\d{1,2})\b")  # post112: CUDA 11.2, post90: CUDA 9.0
+INDEX = re.compile(r"/packages/(?:stable|nightly)/cu(\d{2})(\d)/", re.I)  # .../packages/stable/cu126/
+RUNTIME_API = re.compile(r"Runtime API Version:?\s*(\d+\.\d+)", re.I)
+DRIVER_API = re.compile(r"Driver API Version:?\s*(\d+\.\d+)", re.I)
+
+
+def _paddle_cuda(text: str, release: str | None) -> tuple[str, str] | None:
+    """The CUDA of the Paddle wheel and what says so."""
+    for rx, what in ((POST_TAG, "its tag"), (INDEX, "its index")):
+        m = rx.search(text)
+        if m:
+            return f"{m.group(1)}.{m.group(2)}" if rx is INDEX else _post_cuda(m), what
+    m = RUNTIME_API.search(text)
+    if m:
+        return m.group(1), "its own 'Runtime API Version'"
+    row = knowledge.paddle_build(release, None) if release else None
+    return (str(row["cuda"]), f"the untagged PyPI wheel of {release}") if row else None
+
+
+def _post_cuda(m: re.Match[str]) -> str:
+    digits = m.group(1) + m.group(2)  # post112 -> 11.2, post90 -> 9.0, post101 -> 10.1
+    return f"{digits[:-1]}.{digits[-1]}"
+
+
+def paddle_facts(text: str, gpu_stated: bool = False) -> list[Fact]:
+    """`app.paddle`: {'release', 'cuda' and 'cuda_from' (the wheel's CUDA and what says so), 'cudnn' (the cuDNN
+    it was compiled with), 'system_libs' (a 2.x wheel loading the system's CUDA), 'driver_cuda' (its own
+    'Driver API Version'), 'stated'} where the text names a PaddlePaddle GPU wheel or its start-up line (or
+    PaddlePaddle beside a stated GPU: `gpu_stated`)."""
+    m = next((m for m in PADDLE.finditer(text) if m.group("release")), None) or PADDLE.search(text)
+    # its start-up line names it by its form alone; 'PaddlePaddle 2.1.2' names no package: the GPU wheel where
+    # a GPU is stated beside it
+    own_line = RUNTIME_API.search(text) and DRIVER_API.search(text)
+    if not own_line and (
+        m is None or not (PADDLE_GPU.search(text) or RUNTIME_API.search(text) or gpu_stated)
+    ):
+        return []
+    release = re.sub(r"\.post\d+$", "", m.group("release") or "") or None if m else None
+    info: dict[str, Any] = {"stated": " ".join(text.split())[:200]}
+    if release:
+        info["release"] = release
+    found = _paddle_cuda(text, release)
+    if found:
+        info["cuda"], info["cuda_from"] = found
+        row = knowledge.paddle_build(release, found[0]) if release else None
+        if row:
+            info["cudnn"] = row.get("cudnn")
+            info["system_libs"] = bool(row.get("system_libs"))
+    loads = LOADS_CUDNN.search(text)
+    if loads and not info.get("cudnn"):
+        info["cudnn"] = loads.group(1) or loads.group(2)
+    driver = DRIVER_API.search(text)
+    if driver:
+        info["driver_cuda"] = driver.group(1)
+    return [known("app.paddle", info, "stated")]

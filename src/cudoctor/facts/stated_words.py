@@ -34,9 +34,9 @@ def framework_called(text: str) -> str:
 
 
 # A build's architectures written as numbers ('compiled with CUDA compute 50, 60, and 70', 'Paddle installation
-# with arch: 52 60 61 70 75', 'compiled 61 75 80 86'): three or more, after a word that says what they are
+# with arch: 52 60 61 70 75', 'compiled 61 75 80 86', Paddle's 'package was compiled for 60 61 70 75 80 86'): three or more, after a word that says what they are
 ARCH_NUMBERS_SAID = re.compile(
-    r"\b(?:arch(?:itecture)?s?|compute(?:\s+capabilit(?:y|ies))?|compiled(?:\s+with)?(?:\s+cuda)?(?:\s+compute)?)"
+    r"\b(?:arch(?:itecture)?s?|compute(?:\s+capabilit(?:y|ies))?|compiled(?:\s+(?:with|for))?(?:\s+cuda)?(?:\s+compute)?)"
     r"\W{0,3}((?:(?:[3-9]\d|1[0-2]\d)(?:\s*,\s*|\s+)(?:and\s+)?){2,}(?:[3-9]\d|1[0-2]\d))(?![\d.])",
     re.I,
 )

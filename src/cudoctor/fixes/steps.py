@@ -557,7 +557,13 @@ def arch_unsupported(ctx: Context) -> list[str]:
             f"For your own CUDA extensions: rebuild with a CUDA {span[0]} or newer toolkit and "
             f"TORCH_CUDA_ARCH_LIST={versions.fmt(ctx.cc)}"
         )
-    if span and ctx.framework and ctx.framework not in FRAMEWORKS:
+    index = knowledge.paddle_index_for(span[0]) if span and ctx.framework == "paddle" else None
+    if index:  # Paddle's 3.x wheels come from one index per CUDA
+        steps.append(
+            f"Install Paddle's wheel for CUDA {index['cuda']}, which builds sm_{ctx.cc[0]}{ctx.cc[1]}: "
+            + knowledge.paddle_install(None, str(index["cuda"]))
+        )
+    elif span and ctx.framework and ctx.framework not in FRAMEWORKS:
         steps.append(_library_for_gpu(ctx.framework, ctx.cc, span))
     return steps
 

@@ -484,6 +484,50 @@ def container_gpus_step(kind: str | None) -> str | None:
     return next((str(r["step"]) for r in table("container_gpus")["runtime"] if r["kind"] == kind), None)
 
 
+def paddle_build(release: str, cuda: str | None) -> dict[str, Any] | None:
+    """paddle.toml's row of a paddlepaddle-gpu release's wheel for CUDA `cuda` ('11.7'), or of its untagged PyPI
+    wheel where `cuda` is None; None where the table has no such wheel."""
+    for row in table("paddle")["build"]:
+        if not versions.satisfies(release, row["releases"]):
+            continue
+        if (cuda is None and row.get("default")) or (
+            cuda is not None and versions.major_minor(cuda) == versions.major_minor(str(row["cuda"]))
+        ):
+            return dict(row)
+    return None
+
+
+def paddle_install(release: str | None, cuda: str) -> str:
+    """The command that installs Paddle's wheel for CUDA `cuda`: a 3.x index from paddle.toml, else the 2.x
+    release's tagged wheel (2.5.2.post117) from Paddle's wheel page."""
+    index = next((r for r in table("paddle")["index"] if r["cuda"] == cuda), None)
+    if index is not None:
+        return f"python -m pip install paddlepaddle-gpu=={index['release']} -i {index['url']}"
+    base = re.match(r"\d+\.\d+\.\d+", release or "")
+    tag = "post" + cuda.replace(".", "")
+    pin = f"=={base.group(0)}.{tag}" if base else f" (the release's .{tag} wheel)"
+    return (
+        f"python -m pip install paddlepaddle-gpu{pin} -f https://www.paddlepaddle.org.cn/whl/linux/mkl/avx/stable.html"
+        " (on Windows: .../whl/windows/mkl/avx/stable.html)"
+    )
+
+
+def paddle_index_for(cuda_min: str) -> dict[str, Any] | None:
+    """The oldest-CUDA 3.x index of Paddle's wheels whose CUDA is `cuda_min` or newer (paddle.toml [[index]])."""
+    rows = [
+        r
+        for r in table("paddle")["index"]
+        if (versions.parse(r["cuda"]) or ()) >= (versions.parse(cuda_min) or ())
+    ]
+    return min(rows, key=lambda r: versions.parse(r["cuda"]) or (), default=None)
+
+
+def paddle_newest_sass(cuda: str) -> str | None:
+    """The newest architecture a Paddle release build of this CUDA compiles (SASS only), or None."""
+    row = next((r for r in table("paddle")["archs"] if versions.satisfies(cuda, r["cuda"])), None)
+    return str(row["newest_sass"]) if row else None
+
+
 def ollama_release(version: str) -> dict[str, Any] | None:
     """ollama.toml's row of an ollama release ('0.1.20'), else None."""
     v = versions.parse(version)
@@ -614,6 +658,9 @@ def validate() -> list[str]:
         ("container_gpus", "runtime"),
         ("gpu_floors", "library"),
         ("cuda_images", "flavour"),
+        ("paddle", "build"),
+        ("paddle", "archs"),
+        ("paddle", "index"),
     ):
         for i, row in enumerate(table(name)[key]):
             if not row.get("source"):
