@@ -8,6 +8,7 @@ import io
 
 from cudoctor.explainer import command, evidence, learned, rank, scan
 from cudoctor.explainer.command import explain_stated
+from tests.conftest import explained, stated
 from tests.explainer.helpers import explain_text
 
 
@@ -172,3 +173,16 @@ def test_what_was_learned_does_not_bring_back_a_cpu_build_the_facts_rule_out() -
     )
     ids = [c["id"] for c in out["causes"]]
     assert ids[0] == "driver-too-old" and ids.index("cpu-only-build") > 0
+
+
+def test_a_status_whose_row_needs_a_gpu_reads_the_facts_gpu() -> None:
+    """CUBLAS_STATUS_NOT_SUPPORTED: cuBLAS's half-precision GEMMs need compute capability 5.3 (status_codes.toml
+    min_cc; ollama/ollama#1874's cuBLAS error 15 on 5.2 cards)."""
+    line = "cuBLAS error 15 at ggml-cuda.cu:7956: the requested functionality is not supported\n"
+    old = explained(line, stated({"compute_capability": "5.2"}))
+    assert old.causes[0].id == "arch-unsupported"
+    assert any("5.3 or newer" in r for r in old.causes[0].reasons)
+    new = explained(line, stated({"compute_capability": "8.6"}))
+    assert new.causes[0].id != "arch-unsupported"
+    unknown = explained(line, stated({}))
+    assert not any("5.3" in r for c in unknown.causes for r in c.reasons)

@@ -725,6 +725,8 @@ def explain(
     located = summaries.locate(scan.plain_tail()) if root is None else None
     fallback = None if root is not None or located is not None else fallback_root(scan)
     read = reader_scores(ranked, root, fallback)
+    if read.get("min_cc") and "arch-unsupported" in ranked and (root is None or not root.sig.min_cc):
+        gpu_rules.min_cc_rule(ranked, read["min_cc"], view.gpus(snap))  # a status whose table row needs a GPU
     named = root is not None and root.sig.causes.get("arch-unsupported", 0.0) >= 0.5
     gpu_rules.compiled_here_rule(ranked, snap, view.gpus(snap), named)
     root_text = root.text if root is not None else (fallback[1] if fallback else "")

@@ -279,7 +279,8 @@ def _status_codes(line: str) -> list[Reading]:
             "status-code",
             dict(row["causes"]),
             f"{row['name']} ({enum['kind']} {code}): {row['meaning']}",
-            {"status": row["name"], "enum": enum["id"], "code": str(row["old_code"] if old else row["code"])},
+            {"status": row["name"], "enum": enum["id"], "code": str(row["old_code"] if old else row["code"])}
+            | ({"min_cc": str(row["min_cc"])} if "min_cc" in row else {}),
         )
 
     read_at: set[int] = set()  # where a number was read by its format: the text reader leaves it
