@@ -282,3 +282,17 @@ def test_a_gpu_below_the_ngc_releases_floor_is_arch_unsupported() -> None:
     a100 = stated({"gpu": "A100", "container": "nvcr.io/nvidia/pytorch:25.01-py3"})
     assert run_check("arch-unsupported", a100).findings == ()
     assert run_check("arch-unsupported", stated({"gpu": "Tesla K80", "container": "docker"})).findings == ()
+
+
+def test_a_builds_cuda_stated_alone_that_predates_the_gpus_major_warns() -> None:
+    """vladmandic/sdnext#3896-like: a CUDA 12.6 build (framework unnamed) on an RTX 5090: CUDA 12.6 compiles up
+    to 9.0, so the build has no native code for 12.0."""
+    facts = {"gpu": "NVIDIA GeForce RTX 5090", "framework_cuda": "12.6", "driver": "576.02"}
+    found = [
+        f
+        for f in run_check("arch-unsupported", stated(facts)).findings
+        if f.id == "arch-newer-than-build-cuda"
+    ]
+    assert found and found[0].severity == Severity.WARNING and "cu128" in found[0].fix[0]
+    for quiet in ({**facts, "gpu": "NVIDIA GeForce RTX 4090"}, {**facts, "gpu": ""}):
+        assert not [f for f in run_check("arch-unsupported", stated(quiet)).findings], quiet

@@ -53,9 +53,12 @@ def arch_unsupported(snap: Snapshot) -> list[Finding]:
 
 def _said_build_lacks(snap: Snapshot, gpu: dict[str, Any], cc: versions.Version) -> Finding | None:
     """A build whose architectures the facts state as numbers ('compiled with CUDA compute 50, 60, and 70', any
-    library) and none of which runs on this GPU."""
+    library) and none of which runs on this GPU; or a build whose CUDA is stated without its framework, older
+    than any CUDA that compiles this GPU's major."""
     said = snap.value("build.archs_said")
-    if not isinstance(said, dict) or knowledge.arch_support(cc, list(said["archs"])) != "none":
+    if not isinstance(said, dict):
+        return _said_cuda_predates(snap, gpu, cc)
+    if knowledge.arch_support(cc, list(said["archs"])) != "none":
         return None
     return finding(
         "arch-unsupported",
@@ -70,6 +73,35 @@ def _said_build_lacks(snap: Snapshot, gpu: dict[str, Any], cc: versions.Version)
             f"it from source for this GPU (CMAKE_CUDA_ARCHITECTURES={cc[0]}{cc[1]}, or TORCH_CUDA_ARCH_LIST="
             f"{versions.cc_str(cc)} for a PyTorch extension)"
         ],
+    )
+
+
+def _said_cuda_predates(snap: Snapshot, gpu: dict[str, Any], cc: versions.Version) -> Finding | None:
+    """A build's CUDA stated without its framework ('framework_cuda: 12.6') that compiles no code of this GPU's
+    major (CUDA 12.6 stops at 9.0, an RTX 5090 is 12.0): its own code can be at most PTX of an older
+    architecture, JIT-compiled, and its CUDA libraries have no kernels for the GPU."""
+    cuda = snap.value("build.cuda_said")
+    rng = knowledge.toolkit_cc_range(str(cuda or ""))
+    if rng is None or cc[0] <= rng[1][0]:
+        return None
+    span = knowledge.cuda_span_for_cc(versions.cc_str(cc))
+    return finding(
+        "arch-newer-than-build-cuda",
+        "arch-unsupported",
+        Severity.WARNING,
+        f"{gpu.get('name', 'the GPU')} is compute capability {versions.cc_str(cc)}, and the build stated was made with "
+        f"CUDA {cuda}, which compiles up to {versions.cc_str(rng[1])}: it can hold no native code for this GPU",
+        LAYER,
+        evidence=[
+            f"stated: the build's CUDA {cuda}",
+            f"CUDA {cuda} can target up to sm_{rng[1][0]}{rng[1][1]}",
+        ],
+        fix=[
+            f"Install a build made with CUDA {span[0] if span else 'new enough'} or newer, which compiles sm_{cc[0]}{cc[1]} "
+            f"(for PyTorch: a cu{(span[0] if span else '').replace('.', '')} wheel or newer; the framework's own command "
+            'shows its list: python -c "import torch; print(torch.cuda.get_arch_list())")'
+        ],
+        confidence="likely",
     )
 
 
