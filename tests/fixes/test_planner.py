@@ -806,3 +806,18 @@ def test_a_build_cuda_stated_without_its_framework_sets_the_driver_floor() -> No
 def test_an_arch_unsupported_torch_step_names_the_gpus_architecture() -> None:
     c = ctx(gpu="RTX 3080", framework_version="torch 1.8.1+cu102")
     assert any("(sm_86)" in s for s in steps.for_cause("arch-unsupported", c))
+
+
+def test_on_native_windows_no_step_names_linux_paths() -> None:
+    """talmolab/sleap#598-like: a TensorFlow kernel error on Windows 10 with CUDA 10.1 stated; the ptxas step names
+    the Windows toolkit folder, and generic steps with /usr/local/cuda or LD_LIBRARY_PATH are left out."""
+    log = (
+        "F .\\tensorflow/core/kernels/random_op_gpu.h:232] Non-OK-status: GpuLaunchKernel(...) status: Internal: "
+        "no kernel image is available for execution on the device"
+    )
+    facts = {"gpu": "NVIDIA Quadro K620", "os": "Windows 10", "framework_cuda": "10.1"}
+    steps = [s for c in explain_stated(log, facts)["causes"] for s in c["fix"]]
+    assert steps and not [s for s in steps if planner.LINUX_ONLY.search(s)]
+    assert any("C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v10.1\\bin" in s for s in steps)
+    linux = [s for c in explain_stated(log, {**facts, "os": "Ubuntu 20.04"})["causes"] for s in c["fix"]]
+    assert any(planner.LINUX_ONLY.search(s) for s in linux)

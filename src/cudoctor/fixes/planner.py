@@ -241,6 +241,9 @@ def plan(
 
 
 EXPORT = re.compile(r"\bexport (\w+)=(\S+)")
+LINUX_ONLY = re.compile(
+    r"/usr/local/cuda|/usr/lib/x86_64-linux-gnu|\bldconfig\b|\bLD_LIBRARY_PATH\b|\bapt(?:-get)? install\b"
+)
 
 
 def finish(out: list[str], ctx: Context) -> list[str]:
@@ -256,6 +259,8 @@ def finish(out: list[str], ctx: Context) -> list[str]:
     ]
     out = older + [s for s in out if s not in older]
     if ctx.platform == "windows":
+        # a step that only works on Linux contradicts native Windows: dropped where another step is left
+        out = [s for s in out if not LINUX_ONLY.search(s)] or out
         out = [EXPORT.sub(lambda m: f'set {m[1]}={m[2]} (PowerShell: $env:{m[1]}="{m[2]}")', s) for s in out]
     if out and out[0].startswith("Or "):
         rest = out[0][3:]

@@ -530,6 +530,14 @@ def toolchain_not_found(ctx: Context) -> list[str]:
         return [
             f"{row['step']}  (TensorFlow {ctx.version}'s install guide: its XLA finds ptxas and libdevice there)"
         ]
+    if (
+        ctx.platform == "windows"
+    ):  # the toolkit's own folder; XLA's flag is Linux's (no XLA GPU on native Windows)
+        root = knowledge.toolkit_root(cuda, windows=True)
+        return [
+            f"Put the CUDA {cuda} toolkit's bin folder (it holds ptxas.exe) first on PATH: add {root}\\bin to PATH and "
+            f"open a new terminal (install that toolkit if it is missing; NVIDIA ships no ptxas wheel for CUDA {cuda})"
+        ]
     return [
         f"Put the CUDA {cuda} toolkit's bin directory (it holds ptxas) first on PATH: export PATH=/usr/local/cuda-{cuda}/bin:$PATH "
         f"(install that toolkit if it is missing; NVIDIA ships no ptxas wheel for CUDA {cuda}); "
