@@ -186,3 +186,17 @@ def test_a_status_whose_row_needs_a_gpu_reads_the_facts_gpu() -> None:
     assert new.causes[0].id != "arch-unsupported"
     unknown = explained(line, stated({}))
     assert not any("5.3" in r for c in unknown.causes for r in c.reasons)
+
+
+def test_a_cpu_build_in_the_facts_comes_before_the_no_gpu_it_causes() -> None:
+    """ogkalu2/comic-translate#17: ultralytics' 'Invalid CUDA device=0 requested' under torch-2.1.0+cpu; what was
+    learned says no-gpu-visible (a Radeon card in a thread of the same wording), the facts say the CPU build."""
+    log = (
+        "An Error occurred: Invalid CUDA 'device=0' requested. Use 'device=cpu' or pass valid CUDA device(s) if "
+        "available, i.e. 'device=0' or 'device=0,1,2,3' for Multi-GPU.\ntorch.cuda.is_available(): False\n"
+    )
+    cpu = explain_stated(log, {"gpu": "3060ti", "framework_version": "torch-2.1.0+cpu"})["causes"]
+    assert cpu[0]["id"] == "cpu-only-build"
+    assert any("a CPU-only build sees no GPU" in e for e in cpu[0]["evidence"])
+    cuda = explain_stated(log, {"gpu": "3060ti", "framework_version": "torch 2.1.0+cu121"})["causes"]
+    assert cuda and cuda[0]["id"] != "cpu-only-build"

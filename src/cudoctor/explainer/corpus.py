@@ -17,8 +17,9 @@ from typing import Any
 
 HERE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "knowledge", "corpus")
 # dev.jsonl (the shared seed), then the rounds' reports in order, in shards kept under SHARD_BYTES each: a round
-# is appended to the last shard, and a new shard, listed here, is started when it would pass the bound
-FILES = ("dev.jsonl", "extra-1.jsonl", "extra-2.jsonl", "extra-3.jsonl")
+# is appended to the last shard, and a new shard, listed here, is started when it would pass the bound (or a
+# session's rounds would leave the last one within a few KB of it: extra-4 from session 45)
+FILES = ("dev.jsonl", "extra-1.jsonl", "extra-2.jsonl", "extra-3.jsonl", "extra-4.jsonl")
 EXTRA = FILES[1:]
 SHARD_BYTES = 1 << 20
 

@@ -496,6 +496,21 @@ def _cuda_build_rule(ranked: dict[str, RankedCause], frameworks: list[tuple[str,
         bump(ranked, "cpu-only-build", -RULE_OUT, f"fact: {named} is a CUDA build")
 
 
+def _cpu_build_rule(ranked: dict[str, RankedCause], findings: list[Finding]) -> None:
+    """A framework the facts show to be a CPU-only build sees no CUDA device whatever the machine holds: where
+    what was learned puts 'no GPU visible' (the symptom) above it with no fact of its own, the build comes first."""
+    cpu = next((f for f in findings if f.cause == "cpu-only-build" and f.severity is Severity.ERROR), None)
+    seen, build = ranked.get("no-gpu-visible"), ranked.get("cpu-only-build")
+    if cpu is None or seen is None or build is None or seen.findings or seen.score <= build.score:
+        return
+    bump(
+        ranked,
+        "cpu-only-build",
+        seen.score - build.score + 0.05,
+        f"fact: {cpu.title}; a CPU-only build sees no GPU",
+    )
+
+
 def _visible_devices_rule(
     ranked: dict[str, RankedCause], cvd: str | None, gpus: list[dict[str, Any]]
 ) -> None:
@@ -758,6 +773,7 @@ def explain(
         evidence.apply(ranked, learned, evidence.weight_for(root.sig.specificity if root else None))
         if not ruled and "cpu-only-build" in ranked:  # what was learned brought it: the facts still rule
             _cuda_build_rule(ranked, view.frameworks(snap))
+        _cpu_build_rule(ranked, findings)
     causes = sorted(
         (rc for rc in ranked.values() if rc.score > 0.04 and rc.id in knowledge.causes()),
         key=lambda rc: -rc.score,
