@@ -45,7 +45,7 @@ def arch_unsupported(snap: Snapshot) -> list[Finding]:
         if ngc and not out:
             out.append(ngc)
         out += _below_library_floors(snap, gpu, cc)
-        said = _said_build_lacks(snap, gpu, cc)
+        said = _said_build_lacks(snap, gpu, cc) or _said_cuda_predates(snap, gpu, cc)
         if said and not out:
             out.append(said)
     return out
@@ -53,12 +53,9 @@ def arch_unsupported(snap: Snapshot) -> list[Finding]:
 
 def _said_build_lacks(snap: Snapshot, gpu: dict[str, Any], cc: versions.Version) -> Finding | None:
     """A build whose architectures the facts state as numbers ('compiled with CUDA compute 50, 60, and 70', any
-    library) and none of which runs on this GPU; or a build whose CUDA is stated without its framework, older
-    than any CUDA that compiles this GPU's major."""
+    library) and none of which runs on this GPU."""
     said = snap.value("build.archs_said")
-    if not isinstance(said, dict):
-        return _said_cuda_predates(snap, gpu, cc)
-    if knowledge.arch_support(cc, list(said["archs"])) != "none":
+    if not isinstance(said, dict) or knowledge.arch_support(cc, list(said["archs"])) != "none":
         return None
     return finding(
         "arch-unsupported",
@@ -79,7 +76,10 @@ def _said_build_lacks(snap: Snapshot, gpu: dict[str, Any], cc: versions.Version)
 def _said_cuda_predates(snap: Snapshot, gpu: dict[str, Any], cc: versions.Version) -> Finding | None:
     """A build's CUDA stated without its framework ('framework_cuda: 12.6') that compiles no code of this GPU's
     major (CUDA 12.6 stops at 9.0, an RTX 5090 is 12.0): its own code can be at most PTX of an older
-    architecture, JIT-compiled, and its CUDA libraries have no kernels for the GPU."""
+    architecture, JIT-compiled, and its CUDA libraries have no kernels for the GPU. Architectures stated for the
+    build decide instead (_said_build_lacks)."""
+    if isinstance(snap.value("build.archs_said"), dict):
+        return None
     cuda = snap.value("build.cuda_said")
     rng = knowledge.toolkit_cc_range(str(cuda or ""))
     if rng is None or cc[0] <= rng[1][0]:

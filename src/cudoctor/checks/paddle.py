@@ -6,6 +6,7 @@ newest architecture they compile has no code at all. Read from what a person sta
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from cudoctor import knowledge, versions
@@ -22,12 +23,12 @@ def _name(info: dict[str, Any]) -> str:
     return f"PaddlePaddle{release}{cuda}"
 
 
-def _build_for(release: str | None, cuda_ok: Any) -> dict[str, Any] | None:
-    """The newest wheel of the release (any release where none is stated) whose CUDA passes `cuda_ok`."""
+def _build_for(release: str | None, fits: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:
+    """The newest-CUDA wheel of the release (any release where none is stated) whose row `fits`."""
     rows = [
         r
         for r in knowledge.table("paddle")["build"]
-        if (not release or versions.satisfies(release, r["releases"])) and cuda_ok(str(r["cuda"]))
+        if (not release or versions.satisfies(release, r["releases"])) and fits(r)
     ]
     return max(rows, key=lambda r: versions.parse(str(r["cuda"])) or (0,), default=None)
 
@@ -44,7 +45,7 @@ def paddle_driver(snap: Snapshot) -> list[Finding]:
     fix = []
     if floor:
         fix.append(f"Upgrade the NVIDIA driver to {floor[0]} or newer ({floor[1]})")
-    other = _build_for(info.get("release"), lambda c: knowledge.driver_runs(driver_cuda, c))
+    other = _build_for(info.get("release"), lambda r: knowledge.driver_runs(driver_cuda, str(r["cuda"])))
     if other:
         fix.append(
             f"Or install Paddle's wheel for CUDA {other['cuda']}, which this driver runs: {knowledge.paddle_install(info.get('release'), str(other['cuda']))}"
@@ -98,13 +99,11 @@ def paddle_cudnn(snap: Snapshot) -> list[Finding]:
             else f"NVIDIA's cuDNN {built}{for_cuda}, on the loader's path (LD_LIBRARY_PATH; on Windows its bin folder on PATH)"
         )
     ]
-    other = _build_for(
-        info.get("release"),
-        lambda c: any(
-            (row := knowledge.paddle_build(info.get("release") or "0", c)) is not None
-            and _serves(v, str(row.get("cudnn") or "0"))
-            for v in here
-        ),
+    release = info.get("release")
+    other = (  # a release's wheel built with a cuDNN here (no release stated: none is named)
+        _build_for(release, lambda r: any(_serves(v, str(r.get("cudnn") or "0")) for v in here))
+        if release
+        else None
     )
     if other:
         fix.append(
@@ -180,7 +179,9 @@ def paddle_cuda_libs(snap: Snapshot) -> list[Finding]:
     kits = [versions.major_minor(str(t.get("version") or "")) for t in snap.value("cuda.toolkits") or []]
     other = _build_for(  # the newest wheel whose CUDA a toolkit here has, at its minor or newer
         info.get("release"),
-        lambda c: any(k and (m := versions.major_minor(c)) and m[0] == k[0] and m <= k for k in kits),
+        lambda r: any(
+            k and (m := versions.major_minor(str(r["cuda"]))) and m[0] == k[0] and m <= k for k in kits
+        ),
     )
     fix = [
         f"Install CUDA {info['cuda']}'s libraries (the toolkit, with cuDNN {info.get('cudnn') or 'for it'}) and put them on the loader's path"

@@ -175,19 +175,16 @@ FRAMEWORK_PACKAGES = frozenset(
         "numba",
         "ctranslate2",
         "llama_cpp",
-        "site",
-        "dist",
-        "lib",
-        "python3",
     }
 )
+PATH_WORDS = frozenset({"site", "dist", "lib", "python3"})  # directories a path's `site` group may catch
 EXTENSION_LINES = 6  # how far from the root error the import that failed is looked for
 EXTENSION = 1.2  # beside a learned cuda-libs-missing (library names alone teach it): the extension decides
 
 
 def _package(name: str | None) -> str | None:
     package = (name or "").split(".")[0]
-    return None if not package or package in FRAMEWORK_PACKAGES else package
+    return None if not package or package in FRAMEWORK_PACKAGES | PATH_WORDS else package
 
 
 def _extension(text: str) -> str | None:
@@ -218,7 +215,7 @@ def extension_build_rule(
 ) -> None:
     """The root line could not load a CUDA library of one release (libcudart.so.11.0) for an extension
     module of a package built on the framework: the extension was built for that CUDA."""
-    wanted = read.get("cuda_wanted") or read.get("wanted")
+    wanted = read.get("cuda_wanted")
     line, text = root
     if read.get("library") not in BY_RELEASE or not wanted or not line:
         return

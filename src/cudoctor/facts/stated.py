@@ -322,9 +322,8 @@ def cudnn_versions(text: str) -> list[str]:
     # NVIDIA's archive names carry the CUDA they are for: 'cudnn-11.2-windows-x64-v8.1.1.33' is cuDNN 8.1.1.33,
     # 'cudnn-windows-x86_64-8.9.2.26_cuda12-archive' cuDNN 8.9.2.26
     text = re.sub(r"\bcudnn-\d+\.\d+-(?=\w+-x64-v\d)|_cuda\d+(?:\.\d+)?-archive\b", " ", text, flags=re.I)
-    text = CUDNN_HEADER.sub(
-        r"\1.\2.\3", text
-    )  # cudnn.h's macros: 'CUDNN_MAJOR 8, CUDNN_MINOR 6, CUDNN_PATCHLEVEL 0'
+    # cudnn.h's macros: 'CUDNN_MAJOR 8, CUDNN_MINOR 6, CUDNN_PATCHLEVEL 0'
+    text = CUDNN_HEADER.sub(r"\1.\2.\3", text)
     text = re.sub(
         r"\bcu?dnn\s*v?(?=\d)|\blibcudnn\.so\.|(?<![\w.])v(?=\d)", " ", text, flags=re.I
     )  # 'cudnn8', 'cuDNN v8.9', 'v8.0.1'

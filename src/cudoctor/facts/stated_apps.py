@@ -60,8 +60,8 @@ PADDLE_GPU = re.compile(
 LOADS_CUDNN = re.compile(
     r"\b(?:loads?|wants?|looks for|needs?)\s+(?:cudnn64_(\d)\.dll|libcudnn\.so\.(\d))", re.I
 )
-POST_TAG = re.compile(r"\.post(\d)(\d{1,2})\b")  # post112: CUDA 11.2, post90: CUDA 9.0
-INDEX = re.compile(r"/packages/(?:stable|nightly)/cu(\d{2})(\d)/", re.I)  # .../packages/stable/cu126/
+POST_TAG = re.compile(r"\.post(\d{2,3})\b")  # post112: CUDA 11.2, post90: CUDA 9.0
+INDEX = re.compile(r"/packages/(?:stable|nightly)/cu(\d{3})/", re.I)  # .../packages/stable/cu126/
 RUNTIME_API = re.compile(r"Runtime API Version:?\s*(\d+\.\d+)", re.I)
 DRIVER_API = re.compile(r"Driver API Version:?\s*(\d+\.\d+)", re.I)
 
@@ -70,8 +70,8 @@ def _paddle_cuda(text: str, release: str | None) -> tuple[str, str] | None:
     """The CUDA of the Paddle wheel and what says so."""
     for rx, what in ((POST_TAG, "its tag"), (INDEX, "its index")):
         m = rx.search(text)
-        if m:
-            return f"{m.group(1)}.{m.group(2)}" if rx is INDEX else _post_cuda(m), what
+        if m:  # the CUDA's digits without the dot: 112 is 11.2, 90 is 9.0, 126 is 12.6
+            return f"{m.group(1)[:-1]}.{m.group(1)[-1]}", what
     m = RUNTIME_API.search(text)
     if m:
         return m.group(1), "its own 'Runtime API Version'"
@@ -79,15 +79,9 @@ def _paddle_cuda(text: str, release: str | None) -> tuple[str, str] | None:
     return (str(row["cuda"]), f"the untagged PyPI wheel of {release}") if row else None
 
 
-def _post_cuda(m: re.Match[str]) -> str:
-    digits = m.group(1) + m.group(2)  # post112 -> 11.2, post90 -> 9.0, post101 -> 10.1
-    return f"{digits[:-1]}.{digits[-1]}"
-
-
 def paddle_facts(text: str, gpu_stated: bool = False) -> list[Fact]:
     """`app.paddle`: {'release', 'cuda' and 'cuda_from' (the wheel's CUDA and what says so), 'cudnn' (the cuDNN
-    it was compiled with), 'system_libs' (a 2.x wheel loading the system's CUDA), 'driver_cuda' (its own
-    'Driver API Version'), 'stated'} where the text names a PaddlePaddle GPU wheel or its start-up line (or
+    it was compiled with), 'system_libs' (a 2.x wheel loading the system's CUDA), 'stated'} where the text names a PaddlePaddle GPU wheel or its start-up line (or
     PaddlePaddle beside a stated GPU: `gpu_stated`)."""
     m = next((m for m in PADDLE.finditer(text) if m.group("release")), None) or PADDLE.search(text)
     # its start-up line names it by its form alone; 'PaddlePaddle 2.1.2' names no package: the GPU wheel where
@@ -111,7 +105,4 @@ def paddle_facts(text: str, gpu_stated: bool = False) -> list[Fact]:
     loads = LOADS_CUDNN.search(text)
     if loads and not info.get("cudnn"):
         info["cudnn"] = loads.group(1) or loads.group(2)
-    driver = DRIVER_API.search(text)
-    if driver:
-        info["driver_cuda"] = driver.group(1)
     return [known("app.paddle", info, "stated")]

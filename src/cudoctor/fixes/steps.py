@@ -530,9 +530,8 @@ def toolchain_not_found(ctx: Context) -> list[str]:
         return [
             f"{row['step']}  (TensorFlow {ctx.version}'s install guide: its XLA finds ptxas and libdevice there)"
         ]
-    if (
-        ctx.platform == "windows"
-    ):  # the toolkit's own folder; XLA's flag is Linux's (no XLA GPU on native Windows)
+    # on native Windows the toolkit's own folder; XLA's flag is Linux's (no XLA GPU on native Windows)
+    if ctx.platform == "windows":
         root = knowledge.toolkit_root(cuda, windows=True)
         return [
             f"Put the CUDA {cuda} toolkit's bin folder (it holds ptxas.exe) first on PATH: add {root}\\bin to PATH and "
