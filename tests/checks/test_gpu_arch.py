@@ -55,10 +55,42 @@ def test_a_gpu_past_the_builds_cuda_in_the_same_major_is_a_note_not_an_error() -
 
 
 def test_without_an_arch_list_the_same_major_past_the_cuda_is_a_note_with_the_command() -> None:
-    snap = stated({"gpu": "RTX 3090", "framework_version": "tensorflow 2.4.0"})
+    """A source build of torch (no wheel's list to read) with CUDA 11.0 on an RTX 3090."""
+    snap = stated(
+        {"gpu": "RTX 3090"}, framework__torch={"version": "2.1.0a0+git", "cuda": "11.0", "build": "cuda"}
+    )
     r = run_check("arch-unsupported", snap)
     assert finding_ids(r) == ["arch-newer-than-build-cuda"] and r.findings[0].severity is Severity.INFO
-    assert "get_build_info" in r.findings[0].fix[0]
+    assert "get_arch_list" in r.findings[0].fix[0]
+
+
+@pytest.mark.parametrize(
+    ("gpu", "release", "want", "severity"),
+    [
+        # TensorFlow's wheels list sm_35..sm_75 + compute_80 (2.4-2.14): 8.6 and 8.9 JIT-compile the PTX
+        ("RTX 3090", "2.4.0", "arch-ptx-jit-only", Severity.INFO),
+        (
+            "RTX 4060",
+            "2.10.0",
+            "arch-ptx-jit-only",
+            Severity.INFO,
+        ),  # past CUDA 11.2, but its 8.x libraries run
+        ("Tesla K80", "2.14.0", None, None),  # sm_35 SASS runs on 3.7
+        ("Tesla K80", "2.15.0", "arch-unsupported", Severity.ERROR),  # 2.15 starts at sm_50
+        ("GTX 970", "2.16.1", None, None),
+        ("GTX 970", "2.17.0", "arch-unsupported", Severity.ERROR),  # 2.17 starts at sm_60
+        ("H100", "2.17.0", "arch-ptx-jit-only", Severity.INFO),  # compute_90
+        ("RTX 4090", "2.18.0", None, None),  # sm_89
+    ],
+)
+def test_tensorflow_wheels_arch_lists(
+    gpu: str, release: str, want: str | None, severity: Severity | None
+) -> None:
+    """The lists tools/read_tf_archs.py read from each release's PyPI wheel (build_info.py)."""
+    r = run_check("arch-unsupported", stated({"gpu": gpu, "framework_version": f"tensorflow {release}"}))
+    assert finding_ids(r) == ([want] if want else [])
+    if severity is not None:
+        assert r.findings[0].severity is severity and "sm_" in " ".join(r.findings[0].evidence)
 
 
 def test_a_newer_major_or_an_older_minor_is_still_an_error() -> None:

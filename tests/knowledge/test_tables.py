@@ -7,6 +7,7 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -386,3 +387,64 @@ def test_the_torch_a_package_release_pins() -> None:
     )
     assert knowledge.torch_pin("xformers", "0.0.26.post1") == "2.3.0"
     assert knowledge.torch_pin("vllm", "0.0.1") is None and knowledge.torch_pin("numpy", "2.0.0") is None
+
+
+def _ranged(blob: bytes) -> Any:
+    """An index server's answer to the range requests tools/read_tf_archs.py sends, served from bytes."""
+
+    def get(url: str, start: int | None = None, end: int | None = None, tail: int | None = None) -> bytes:
+        if tail is not None:
+            return blob[-tail:]
+        assert start is not None and end is not None
+        return blob[start : end + 1]
+
+    return get
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        (  # 2.4 and later: an OrderedDict of tuples
+            "build_info = collections.OrderedDict([('cuda_compute_capabilities', ['sm_60', 'sm_89', 'compute_90']),"
+            " ('is_cuda_build', True)])",
+            ["sm_60", "sm_89", "compute_90"],
+        ),
+        (
+            "build_info = {'cuda_compute_capabilities': ['sm_35', 'compute_70'], 'cuda_version': '10.1'}",
+            ["sm_35", "compute_70"],
+        ),
+        ("build_info = collections.OrderedDict([('is_cuda_build', False)])", None),  # tensorflow-cpu
+    ],
+)
+def test_read_tf_archs_reads_the_one_member_of_a_wheel(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, text: str, want: list[str] | None
+) -> None:
+    """tools/read_tf_archs.py reads build_info.py out of a 500 MB wheel by ranges; here from a real zip built with
+    a large member in front of it, deflated as wheels are."""
+    import io
+    import os
+    import zipfile
+
+    from tests.conftest import load_tool
+
+    tool = load_tool("read_tf_archs")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("tensorflow/libtensorflow_framework.so.2", os.urandom(200_000))
+        zf.writestr(
+            tool.MEMBER, '"""Auto-generated module providing information about the build."""\n' + text
+        )
+        zf.writestr("tensorflow-2.x.dist-info/RECORD", "x" * 70_000)
+    monkeypatch.setattr(tool, "_get", _ranged(buf.getvalue()))
+    assert tool.archs_of(tool.read_member("https://files.example/tensorflow.whl")) == want
+    with pytest.raises(RuntimeError, match="not in the wheel"):
+        tool.read_member("https://files.example/tensorflow.whl", "tensorflow/python/other.py")
+
+
+def test_tensorflow_wheels_from_2_4_carry_the_arch_list_read_from_them() -> None:
+    from cudoctor import knowledge
+
+    rows = [r for r in knowledge.table("tensorflow")["build"] if r["version"].startswith("2.")]
+    read = [r for r in rows if (versions.parse(r["version"]) or ()) >= (2, 3)]
+    assert read and all(r.get("archs") and "build_info.py" in r["archs_source"] for r in read)
+    assert knowledge.tf_build("2.17.1")["archs"][0] == "sm_60"  # type: ignore[index]

@@ -309,7 +309,9 @@ def _arch_finding(
             )
         if support == "sass":
             return None
-        if support == "ptx" and beyond and rng is not None:
+        if support == "ptx" and beyond and rng is not None and cc[0] > rng[1][0]:
+            # a newer major than the build's CUDA knows: its libraries hold no code of this major either (an sm_89
+            # GPU under CUDA 11.2 runs the libraries' sm_80/sm_86 code and JIT-compiles the build's compute_80)
             return finding(
                 "arch-unsupported",
                 "arch-unsupported",
