@@ -821,3 +821,23 @@ def test_on_native_windows_no_step_names_linux_paths() -> None:
     assert any("C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v10.1\\bin" in s for s in steps)
     linux = [s for c in explain_stated(log, {**facts, "os": "Ubuntu 20.04"})["causes"] for s in c["fix"]]
     assert any(planner.LINUX_ONLY.search(s) for s in linux)
+
+
+def test_a_wheel_of_a_cuda_no_newer_than_the_driver_comes_before_one_that_needs_minor_version_compatibility() -> (
+    None
+):
+    """A CUDA 12.8 driver (570): torch's newest release in a CUDA <= 12.8 variant, not its cu129 (which runs
+    through minor-version compatibility, without PTX JIT for the newer toolchain); a Blackwell GPU that only a
+    newer variant holds still gets it; with the driver unknown, the oldest CUDA that holds the GPU."""
+    for gpu, want in (("A100", lambda cuda: cuda <= (12, 8)), ("RTX 5090", lambda cuda: cuda >= (12, 8))):
+        chosen = steps.newest_torch_for("12.8", ctx(gpu=gpu).cc)
+        assert chosen is not None
+        cuda = steps._cuda_key(chosen[1])[:2]
+        assert want(cuda) and cuda[0] == 12, (gpu, chosen)
+    assert steps._by_driver(["cu126", "cu129", "cu130", "cu128"], "12.8") == [
+        "cu128",
+        "cu126",
+        "cu130",
+        "cu129",
+    ]
+    assert steps._by_driver(["cu129", "cu126"], None) == ["cu126", "cu129"]

@@ -61,7 +61,7 @@ def newest_torch_for(driver_cuda: str | None, cc: versions.Version | None) -> tu
     list holds this GPU: the newest CUDA variant of that release the driver runs, or, with the driver
     unknown, the oldest variant that holds the GPU (it asks least of the driver)."""
     for version, variants in reversed(_releases()):
-        for variant in sorted(variants, key=_cuda_key, reverse=bool(driver_cuda)):
+        for variant in _by_driver(variants, driver_cuda):
             if _fits(version, variant, driver_cuda, cc):
                 return version, variant
     return None
@@ -69,6 +69,16 @@ def newest_torch_for(driver_cuda: str | None, cc: versions.Version | None) -> tu
 
 def _cuda_key(variant: str) -> versions.Version:
     return versions.parse(versions.cuda_from_variant(variant) or "") or ()
+
+
+def _by_driver(variants: list[str], driver_cuda: str | None) -> list[str]:
+    """Variants in the order to try them: with the driver known, the newest CUDA no newer than the driver's first
+    (cu128 on a 12.8 driver), then those that need minor-version compatibility (cu129 there), newest first; with
+    the driver unknown, the oldest CUDA first (it asks least of the driver)."""
+    if not driver_cuda:
+        return sorted(variants, key=_cuda_key)
+    have = versions.major_minor(driver_cuda) or ()
+    return sorted(variants, key=lambda v: (_cuda_key(v)[:2] <= have, _cuda_key(v)), reverse=True)
 
 
 def same_release_variant(ctx: Context, unknown_ok: bool = False) -> tuple[str, str] | None:
@@ -86,8 +96,7 @@ def same_release_variant(ctx: Context, unknown_ok: bool = False) -> tuple[str, s
         if versions.major_minor(release) != installed[:2]:
             continue
         named = _nearest_variant(variants, ctx.cuda)
-        ordered = sorted(variants, key=_cuda_key, reverse=bool(ctx.driver_cuda))
-        for variant in sorted(ordered, key=lambda v: v != named):
+        for variant in sorted(_by_driver(variants, ctx.driver_cuda), key=lambda v: v != named):
             if (own is None or variant != own.group(1)) and _fits(version, variant, ctx.driver_cuda, ctx.cc):
                 return version, variant
     return None
