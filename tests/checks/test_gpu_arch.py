@@ -88,9 +88,10 @@ def test_tensorflow_wheels_arch_lists(
 ) -> None:
     """The lists tools/read_tf_archs.py read from each release's PyPI wheel (build_info.py)."""
     r = run_check("arch-unsupported", stated({"gpu": gpu, "framework_version": f"tensorflow {release}"}))
-    assert finding_ids(r) == ([want] if want else [])
+    arch = [f for f in r.findings if f.cause == "arch-unsupported"]  # not cuFFT 11.2's on the RTX 4060
+    assert [f.id for f in arch] == ([want] if want else [])
     if severity is not None:
-        assert r.findings[0].severity is severity and "sm_" in " ".join(r.findings[0].evidence)
+        assert arch[0].severity is severity and "sm_" in " ".join(arch[0].evidence)
 
 
 def test_a_newer_major_or_an_older_minor_is_still_an_error() -> None:
@@ -328,3 +329,49 @@ def test_a_builds_cuda_stated_alone_that_predates_the_gpus_major_warns() -> None
     assert found and found[0].severity == Severity.WARNING and "cu128" in found[0].fix[0]
     for quiet in ({**facts, "gpu": "NVIDIA GeForce RTX 4090"}, {**facts, "gpu": ""}):
         assert not [f for f in run_check("arch-unsupported", stated(quiet)).findings], quiet
+
+
+@pytest.mark.parametrize(
+    ("gpu", "cuda", "fires"),
+    [
+        ("GTX 1070", "13.1", True),  # CUDA 13 compiles from 7.5 on (scragnog/HOT-Step-CPP#63, blind set 64)
+        ("Tesla V100", "13.0", True),
+        ("RTX 3090", "13.1", False),
+        ("GTX 1070", "12.8", False),
+        (None, "13.1", False),  # the GPU unknown
+    ],
+)
+def test_a_build_whose_stated_cuda_no_longer_compiles_for_the_gpu(
+    gpu: str | None, cuda: str, fires: bool
+) -> None:
+    facts = {
+        "framework_version": "an application's cuda13.1 release bundle (ggml-cuda.dll)",
+        "framework_cuda": cuda,
+    }
+    r = run_check("arch-unsupported", stated({**facts, **({"gpu": gpu} if gpu else {})}))
+    assert finding_ids(r) == (["arch-unsupported"] if fires else [])
+    if fires:
+        assert r.findings[0].severity is Severity.ERROR and "12.9" in r.findings[0].fix[0]
+
+
+@pytest.mark.parametrize(
+    ("gpu", "build", "broken"),
+    [
+        ("RTX 4090", "torch 1.13.1+cu117", True),  # cuFFT 11.7 on 8.9 (pytorch/pytorch#88038)
+        ("RTX 6000 Ada", "pytorch-cuda=11.7", True),  # m-bain/whisperX#255 (blind set 64)
+        ("RTX 3090", "torch 1.7.1+cu110", False),  # 8.6 past CUDA 11.0: no library known to fail
+        ("RTX 4090", "torch 2.0.1+cu118", False),
+    ],
+)
+def test_a_library_without_forward_compatibility_is_its_own_warning(
+    gpu: str, build: str, broken: bool
+) -> None:
+    """The build's own code runs (the architecture note stays a note); the library that fails is a library-bug
+    warning beside it."""
+    r = run_check("arch-unsupported", stated({"gpu": gpu, "framework_version": build}))
+    warned = [f for f in r.findings if f.id == "library-without-forward-compat"]
+    assert bool(warned) is broken
+    if broken:
+        assert warned[0].cause == "library-bug" and warned[0].severity is Severity.WARNING
+        assert "CUFFT_INTERNAL_ERROR" in warned[0].title and "11.8" in warned[0].fix[0]
+    assert all(f.severity is Severity.INFO for f in r.findings if f.cause == "arch-unsupported")

@@ -700,6 +700,100 @@ def test_an_undefined_symbol_of_the_module_itself_or_of_cuda_is_not_a_namespace_
     assert _by("symbol", line) == []
 
 
+@pytest.mark.parametrize(
+    ("line", "package", "wanted", "found"),
+    [
+        (  # tch-rs (LaurentMazare/tch-rs#918, blind round 228)
+            "  Error: this tch version expects PyTorch 2.5.0, got 2.5.1, this check can be bypassed by setting the "
+            "LIBTORCH_BYPASS_VERSION_CHECK environment variable",
+            "PyTorch",
+            "2.5.0",
+            "2.5.1",
+        ),
+        (  # pip's resolver
+            "torchvision 0.16.0 requires torch==2.1.0, but you have torch 2.2.0 which is incompatible.",
+            "torch",
+            "2.1.0",
+            "2.2.0",
+        ),
+        ("ImportError: this build needs numpy 1.26 but found 2.0.1", "numpy", "1.26", "2.0.1"),
+    ],
+)
+def test_a_release_wanted_and_the_one_found_are_a_requirement_unmet(
+    line: str, package: str, wanted: str, found: str
+) -> None:
+    (r,) = _by("version-expected", line)
+    assert r.facts == {"package": package, "wanted": wanted, "found": found}
+    assert max(r.causes, key=r.causes.__getitem__) == "requirements-unmet"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Loaded runtime CuDNN library: 8.0.5 but source was compiled with: 8.1.0",  # a CUDA library's: compiled-vs-loaded
+        "RuntimeError: requires CUDA 11.8, found 11.2",
+        "INVALID_ARGUMENT: Unexpected PJRT_Client_Create_Args size: expected 88, got 72.",  # sizes, no package
+        "GPU requires compute capability 7.0, found 6.1",
+        "this tch version expects PyTorch 2.5.0, got 2.5.0",  # the same release
+    ],
+)
+def test_versions_of_cuda_libraries_sizes_or_one_release_are_not_a_package_wanted(line: str) -> None:
+    assert _by("version-expected", line) == []
+
+
+@pytest.mark.parametrize(
+    ("line", "built_without"),
+    [
+        (
+            'Error { code: GenericFailure, msg: "CUDA execution provider is not enabled in this build." }',
+            True,
+        ),
+        ("AssertionError: Torch not compiled with CUDA enabled", True),
+        (
+            "The installed version of bitsandbytes was compiled without GPU support. 8-bit optimizers are unavailable",
+            True,
+        ),
+        ("RuntimeError: jaxlib has never been built with CUDA support", True),
+        (
+            "TensorFlow was not built with CUDA kernel binaries compatible with compute capability 7.5. CUDA kernels "
+            "will be jit-compiled from PTX",
+            False,
+        ),
+        ("CUDA is not available on this machine", False),
+    ],
+)
+def test_a_build_that_says_it_has_no_gpu_support(line: str, built_without: bool) -> None:
+    found = _by("built-without", line)
+    assert bool(found) is built_without
+    if found:
+        assert max(found[0].causes, key=found[0].causes.__getitem__) == "cpu-only-build"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ERROR: No matching distribution found for torch==1.13.1",
+        "ERROR: Could not find a version that satisfies the requirement torch (from versions: none)",
+        "    | Unable to find installation candidates for torch (2.5.1+cu124)",
+        "  ╰─▶ Because there is no version of torch==2.5.1+cu121 and you require torch==2.5.1+cu121, we can conclude "
+        "that your requirements are unsatisfiable.",
+        "UnsatisfiableError: The following specifications were found to be incompatible with each other:",
+        ">failed to resolve pypi dependencies",  # pixi
+        "ERROR: torch-2.1.0+cu121-cp311-cp311-linux_x86_64.whl is not a supported wheel on this platform.",
+    ],
+)
+def test_an_installer_that_found_nothing_to_install_is_a_requirement_unmet(line: str) -> None:
+    (r,) = _by("resolver-refused", line)
+    assert max(r.causes, key=r.causes.__getitem__) == "requirements-unmet"
+
+
+def test_an_installer_that_installed_is_not_refused() -> None:
+    assert (
+        _by("resolver-refused", "Successfully installed torch-2.5.1+cu124 nvidia-cudnn-cu12-9.1.0.70") == []
+    )
+    assert _by("resolver-refused", "Looking in indexes: https://download.pytorch.org/whl/cu124") == []
+
+
 def test_two_releases_called_incompatible_are_a_compiled_package_of_another_release() -> None:
     line = "RuntimeError: jaxlib version 0.4.14 is newer than and incompatible with jax version 0.4.6. Please update your jax and/or jaxlib packages."
     (r,) = _by("incompatible-pair", line)

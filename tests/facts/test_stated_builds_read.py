@@ -127,6 +127,19 @@ def test_a_cuda11_jaxlib_tag_names_its_cuda_floor() -> None:
         ({"framework_version": "torch 2.1.0+cpu", "other": "GPU: cuda"}, True),
         ({"framework_version": "torch 2.1.0+cpu", "system_cuda": "12.3"}, True),
         ({"framework_version": "torch 2.1.0+cpu", "python": "3.10"}, False),
+        # a GPU CI image (rapidsai/clx#319, blind set 63) and a conda GPU build string
+        ({"framework_version": "pytorch-1.7.1 |cpu_py37hf1c21f6_1", "container": "gpuci/rapidsai"}, True),
+        (
+            {
+                "framework_version": "pytorch-1.7.1 |cpu_py37hf1c21f6_1",
+                "other": "tensorflow gpu_py38h8a7d6ce_0",
+            },
+            True,
+        ),
+        (
+            {"framework_version": "pytorch-1.7.1 |cpu_py37hf1c21f6_1", "other": "gpustat-free container"},
+            False,
+        ),
         ({}, False),
     ],
 )

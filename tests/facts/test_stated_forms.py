@@ -369,7 +369,7 @@ MORE_FORMS: list[tuple[dict[str, str], str, Any]] = [
     ({"container": "k8s pod running the docker image vllm/vllm-openai"}, "host.container", "kubepods"),
     # a framework named only by its API, release and build unknown
     (
-        {"other": "torch.cuda.is_available() => True, then invalid device function"},
+        {"other": "torch.cuda.get_device_name(0), then invalid device function"},
         "framework.torch",
         {"build": "unknown"},
     ),
@@ -706,3 +706,36 @@ def test_a_vllm_release_stated_alone_runs_the_torch_its_wheel_pins() -> None:
         "framework.torch"
     )  # pins none: a torch of
     assert unpinned["version"] is None and "pinned_by" not in unpinned  # unknown release (applications.toml)
+
+
+@pytest.mark.parametrize(
+    ("other", "build"),
+    [
+        ("reporter says torch.cuda.is_available() is True; running run_demo.py", "cuda"),
+        ("torch.cuda.is_available() returns true in a plain shell", "cuda"),
+        ("print(torch.cuda.is_available()) => True", "cuda"),
+        ("torch.cuda.is_available() is False", "unknown"),
+        ("torch.cuda.is_available() returns False even though nvidia-smi shows True", "unknown"),
+    ],
+)
+def test_torch_said_to_find_the_gpu_is_a_cuda_build(other: str, build: str) -> None:
+    """Only a CUDA build of torch answers is_available() True: where the same person's log says False, the process
+    hid the GPU (CUDA_VISIBLE_DEVICES, a rank's device), which the explainer then ranks before a CPU-only build."""
+    snap = from_stated({"other": other})
+    assert snap.value("framework.torch")["build"] == build
+    stated_cpu = from_stated({"framework_version": "torch 2.1.0+cpu", "other": other})
+    assert stated_cpu.value("framework.torch")["build"] == "cpu"  # what the version says is not overruled
+
+
+def test_a_gpu_torch_found_elsewhere_puts_the_hidden_gpu_before_a_cpu_build() -> None:
+    from cudoctor.explainer.command import explain_stated
+
+    log = (
+        "RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. "
+        "If you are running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu') "
+        "to map your storages to the CPU."
+    )
+    said = explain_stated(log, {"other": "torch.cuda.is_available() is True when I run it in a shell"})
+    unsaid = explain_stated(log, {})
+    assert said["causes"][0]["id"] == "no-gpu-visible"
+    assert unsaid["causes"][0]["id"] == "cpu-only-build"

@@ -519,6 +519,22 @@ def test_ptx_the_driver_cannot_jit_beside_a_newer_toolkit_asks_for_that_toolkits
     assert "465.19.01" not in " ".join(steps.driver_too_old(other))  # not a PTX refusal
 
 
+def test_ptx_a_program_ships_from_a_newer_cuda_than_the_driver_asks_for_that_cudas_own_driver() -> None:
+    """amnsbr/cubnm#28 (blind set 64): a wheel whose binaries were compiled with CUDA 11.8, driver 460.80 (CUDA 11.2)
+    beside a CUDA 11.2 toolkit; its PTX needs 11.8's own 520.61.05, not 11.x's minor-version floor 450.80.02."""
+    root = "Error the provided PTX was compiled with an unsupported toolchain. at line 1269 in file /project/src/ext/bnm.cu"
+    stated = ctx(
+        driver="460.80",
+        system_cuda="11.2",
+        framework_version="cubnm wheel (binaries compiled with CUDA 11.8)",
+    )
+    assert stated.cuda == "11.8"
+    step = steps.driver_too_old(dataclasses.replace(stated, root=root))[0]
+    assert "520.61.05" in step and "build the program ships" in step and "450.80.02" not in step
+    unsaid = ctx(driver="460.80", system_cuda="11.2", framework_version="cubnm wheel")
+    assert "520.61.05" not in " ".join(steps.driver_too_old(dataclasses.replace(unsaid, root=root)))
+
+
 def test_a_tensorflow_build_the_log_shows_is_not_its_releases_tested_one_gets_the_cuda_its_soname_names() -> (
     None
 ):
@@ -841,3 +857,16 @@ def test_a_wheel_of_a_cuda_no_newer_than_the_driver_comes_before_one_that_needs_
         "cu129",
     ]
     assert steps._by_driver(["cu129", "cu126"], None) == ["cu126", "cu129"]
+
+
+def test_a_cpu_build_conda_installed_is_replaced_in_condas_terms_first() -> None:
+    """facebookresearch/DiT#109 (blind set 63): conda list shows pytorch 2.5.1 py3.12_cpu_0 beside pytorch-cuda
+    11.7, which 2.5 has no build for: conda's own command with a CUDA 2.5.1 has (11.8), then pip's."""
+    conda = ctx(framework_version="pytorch 2.5.1 py3.12_cpu_0", framework_cuda="pytorch-cuda 11.7")
+    assert conda.installer == "conda" and conda.build == "cpu"
+    plan = steps.cpu_only_build(conda)
+    assert plan[0].startswith("conda install pytorch=2.5.1 pytorch-cuda=11.8 -c pytorch -c nvidia")
+    assert "pytorch-cuda=11.7" not in " ".join(plan) and "whl/cu118" in plan[1]
+    pip = ctx(framework_version="torch 2.5.1+cpu")
+    assert pip.installer is None and not steps.cpu_only_build(pip)[0].startswith("conda")
+    assert ctx(framework_version="pytorch-1.7.1 |cpu_py37hf1c21f6_1").installer == "conda"

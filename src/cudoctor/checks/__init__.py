@@ -117,6 +117,7 @@ def _load_all() -> None:
         env,
         envsettings,
         gpu_arch,
+        host_compiler,
         images,
         interfaces,
         libs,
@@ -194,6 +195,7 @@ def run_one(chk: Check, snap: Snapshot) -> CheckResult:
 # or tool name is part of it) -> that check. Every id the tool prints is accepted by --only and --ignore;
 # tests/checks/test_ids.py keeps this table and the finding() calls of the checks in step.
 FINDING_IDS = {
+    "library-without-forward-compat": "arch-unsupported",
     "container-without-gpus": "no-gpu-visible",
     "container-without-gpu-compute": "no-gpu-visible",
     "no-driver": "no-gpu-visible",

@@ -30,6 +30,9 @@ def arch_unsupported(snap: Snapshot) -> list[Finding]:
             hit = _arch_finding(gpu, cc, name, info)
             if hit:
                 out.append(hit)
+            broken = _library_fails(gpu, cc, name, info)
+            if broken:
+                out.append(broken)
         for name, info in view.frameworks(snap):
             hit = (
                 _no_build_fits(gpu, cc, name, info)
@@ -45,7 +48,11 @@ def arch_unsupported(snap: Snapshot) -> list[Finding]:
         if ngc and not out:
             out.append(ngc)
         out += _below_library_floors(snap, gpu, cc)
-        said = _said_build_lacks(snap, gpu, cc) or _said_cuda_predates(snap, gpu, cc)
+        said = (
+            _said_build_lacks(snap, gpu, cc)
+            or _said_cuda_predates(snap, gpu, cc)
+            or _said_cuda_dropped(snap, gpu, cc)
+        )
         if said and not out:
             out.append(said)
     return out
@@ -100,6 +107,35 @@ def _said_cuda_predates(snap: Snapshot, gpu: dict[str, Any], cc: versions.Versio
             f"Install a build made with CUDA {span[0] if span else 'new enough'} or newer, which compiles sm_{cc[0]}{cc[1]} "
             f"(for PyTorch: a cu{(span[0] if span else '').replace('.', '')} wheel or newer; the framework's own command "
             'shows its list: python -c "import torch; print(torch.cuda.get_arch_list())")'
+        ],
+        confidence="likely",
+    )
+
+
+def _said_cuda_dropped(snap: Snapshot, gpu: dict[str, Any], cc: versions.Version) -> Finding | None:
+    """A build's CUDA stated without its framework that no longer compiles for this GPU (CUDA 13 starts at 7.5: a
+    GTX 1070 under a 'cuda13.1' build): neither its code nor its CUDA libraries hold anything this GPU runs."""
+    if isinstance(snap.value("build.archs_said"), dict):
+        return None
+    cuda = snap.value("build.cuda_said")
+    rng = knowledge.toolkit_cc_range(str(cuda or ""))
+    if rng is None or cc >= rng[0]:
+        return None
+    span = knowledge.cuda_span_for_cc(versions.cc_str(cc))
+    last = f" (CUDA {span[1]} is the last that compiles it)" if span else ""
+    return finding(
+        "arch-unsupported",
+        "arch-unsupported",
+        Severity.ERROR,
+        f"{gpu.get('name', 'the GPU')} is compute capability {versions.cc_str(cc)}, and the build stated was made with "
+        f"CUDA {cuda}, which compiles from {versions.cc_str(rng[0])} on: it holds no code this GPU runs",
+        LAYER,
+        evidence=[
+            f"stated: the build's CUDA {cuda}",
+            f"CUDA {cuda} targets sm_{rng[0][0]}{rng[0][1]} and newer",
+        ],
+        fix=[
+            f"Install a build of it made with an older CUDA{last}, or build it from source for sm_{cc[0]}{cc[1]}"
         ],
         confidence="likely",
     )
@@ -296,13 +332,19 @@ def _arch_finding(
         if support == "sass" and beyond and rng is not None:
             # SASS runs on any GPU of its major with an equal or higher minor (sm_80 on 8.6 and 8.9):
             # the build runs natively; only its libraries were made before this GPU
+            broken = knowledge.library_without_forward_compat(str(info["cuda"]), cc)
             return finding(
                 "arch-newer-than-build-cuda",
                 "arch-unsupported",
                 Severity.INFO,
-                f"{gname} is newer than CUDA {info['cuda']} (which knows up to {versions.cc_str(rng[1])}): {view.describe(name, info)} runs its compute capability {cc[0]}.x code on it (binary compatible within a major), but its cuBLAS/cuDNN have no kernels tuned for this GPU",
+                f"{gname} is newer than CUDA {info['cuda']} (which knows up to {versions.cc_str(rng[1])}): {view.describe(name, info)} runs its compute capability {cc[0]}.x code on it (binary compatible within a major), but "
+                + (
+                    _broken_library(broken, str(info["cuda"]))
+                    if broken
+                    else "its cuBLAS/cuDNN have no kernels tuned for this GPU"
+                ),
                 LAYER,
-                evidence=evidence,
+                evidence=evidence + ([f"{broken['library']}: {broken['source']}"] if broken else []),
                 fix=[_arch_fix(name, cc)],
                 confidence="possible",
                 subject=name,
@@ -380,17 +422,50 @@ def _same_major_beyond(
     shows = ARCH_LIST_COMMAND.get(
         name, "cudoctor check (on that machine: it reads them from the build's files)"
     )
+    broken = knowledge.library_without_forward_compat(str(info["cuda"]), cc)
     return finding(
         "arch-newer-than-build-cuda",
         "arch-unsupported",
         Severity.INFO,
         f"{gname} is newer than CUDA {info['cuda']} (which builds up to {sm}): {view.describe(name, info)} runs on it "
-        f"through compute capability {cc[0]}.x code it ships (binary compatible within a major) or PTX JIT",
+        f"through compute capability {cc[0]}.x code it ships (binary compatible within a major) or PTX JIT"
+        + (f", but {_broken_library(broken, str(info['cuda']))}" if broken else ""),
         LAYER,
-        evidence=[f"CUDA {info['cuda']} can target sm_{newest[0]}{newest[1]} at most"],
+        evidence=[f"CUDA {info['cuda']} can target sm_{newest[0]}{newest[1]} at most"]
+        + ([f"{broken['library']}: {broken['source']}"] if broken else []),
         fix=[f"Which architectures the build carries: {shows}", _arch_fix(name, cc)],
         confidence="possible",
         subject=name,
+    )
+
+
+def _library_fails(
+    gpu: dict[str, Any], cc: versions.Version, name: str, info: dict[str, Any]
+) -> Finding | None:
+    """A CUDA library of the build's toolkit that fails on this GPU although the build's own code runs (cuFFT of
+    CUDA 11.7 on an RTX 4090): a defect of that library's release, fixed by a build of a newer CUDA."""
+    row = knowledge.library_without_forward_compat(str(info.get("cuda") or ""), cc)
+    if row is None:
+        return None
+    return finding(
+        "library-without-forward-compat",
+        "library-bug",
+        Severity.WARNING,
+        f"{view.describe(name, info)} on {gpu.get('name', 'the GPU')} (compute capability {versions.cc_str(cc)}): "
+        + _broken_library(row, str(info["cuda"])),
+        LAYER,
+        evidence=[f"{row['library']}: {row['source']}"],
+        fix=[f"Install a {view.LABEL.get(name, name)} build made with CUDA {row['cuda_below']} or newer"],
+        confidence="likely",
+        subject=name,
+    )
+
+
+def _broken_library(row: dict[str, Any], cuda: str) -> str:
+    """The words for a CUDA library of this toolkit that fails on the GPU (toolkit_archs.toml [[no_forward_compat]])."""
+    return (
+        f"its {row['library']} (CUDA {cuda}) fails on this GPU ('{row['symptom']}'): {row['library']} keeps no forward "
+        f"compatibility, CUDA {row['cuda_below']} or newer runs"
     )
 
 

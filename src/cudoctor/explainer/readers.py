@@ -17,6 +17,12 @@ for exit-status, knowledge/exit_status.toml):
   library of CUDA 12.8 or newer and an older one was loaded first.
 - incompatible-pair: two packages' releases a message calls incompatible ("jaxlib version 0.4.14 is newer than
   and incompatible with jax version 0.4.6"): one was built for another release of the other.
+- version-expected: a package's check naming the release of another package it wants and the one it got ("this
+  tch version expects PyTorch 2.5.0, got 2.5.1", pip's "requires torch==2.1.0, but you have torch 2.2.0").
+- built-without: a build that says it holds no GPU support ("Torch not compiled with CUDA enabled", "CUDA execution
+  provider is not enabled in this build").
+- resolver-refused: an installer that found no release it may install ("No matching distribution found for
+  torch==1.13.1", Poetry's "Unable to find installation candidates", uv's "requirements are unsatisfiable").
 - symbol: an undefined C++ symbol in a library's namespace (_ZN3c10... is PyTorch's c10::): the module was
   built against another release of that library.
 - capability: a compute capability (sm_XY, or an architecture's name) in a line that says something was not found
@@ -43,7 +49,8 @@ MAX_LINE = 4000  # characters of a line the readers look at
 
 @dataclasses.dataclass(frozen=True)
 class Reading:
-    # "status-code" | "soname" | "compiled-vs-loaded" | "versioned-symbol" | "incompatible-pair" | "symbol"
+    # "status-code" | "soname" | "compiled-vs-loaded" | "versioned-symbol" | "incompatible-pair" | "version-expected"
+    # | "built-without" | "resolver-refused" | "symbol"
     # | "capability" | "exit-status"
     reader: str
     causes: dict[str, float]
@@ -62,6 +69,9 @@ def read_line(text: str) -> list[Reading]:
         + _versioned_symbol(line)
         + _mangled_symbol(line)
         + _incompatible_pair(line)
+        + _version_expected(line)
+        + _built_without(line)
+        + _resolver_refused(line)
         + _capability(line)
         + _endings(line)
     )
@@ -134,6 +144,76 @@ def _incompatible_pair(line: str) -> list[Reading]:
     return [
         Reading("incompatible-pair", {"binary-incompatible": 0.8, "requirements-unmet": 0.3}, what, facts)
     ]
+
+
+# a package's check of another package's release, which names the release it wants and the one it got: "this tch
+# version expects PyTorch 2.5.0, got 2.5.1", pip's "torchvision 0.16.0 requires torch==2.1.0, but you have torch
+# 2.2.0 which is incompatible", "needs numpy 1.26, found 2.0.1": one was installed beside a release of the other it
+# was not made for. CUDA libraries and the driver are compiled-vs-loaded's.
+VERSION_EXPECTED = re.compile(
+    r"\b(?:expects?|expected|requires?|required|needs?|wants?)\s+(?P<pkg>[a-z][\w.-]{1,30}?)\s*(?:version\s*)?"
+    r"(?:[=<>!~]=?\s*)?v?(?P<want>\d+\.\d+(?:\.\d+){0,2})\b[^.;\n]{0,40}?"
+    r"\b(?:got|found|but (?:you have|found|got|have)|you have|installed(?: is)?)\s+(?:(?P=pkg)\s*)?(?:version\s*)?"
+    r"v?(?P<have>\d+\.\d+(?:\.\d+){0,2})\b",
+    re.I,
+)
+NOT_A_PACKAGE = re.compile(
+    r"^(?:cudnn|cusolver|cublas(?:lt)?|cufft|cusparse|cupti|nccl|nvrtc|nvjitlink|ptxas|nvcc|cuda|driver|nvidia|gpu"
+    r"|compute|capability|sm|python|version|a|an|at|the|v)$",
+    re.I,
+)
+
+
+def _version_expected(line: str) -> list[Reading]:
+    m = VERSION_EXPECTED.search(line)
+    if m is None or NOT_A_PACKAGE.match(m.group("pkg")) or m.group("want") == m.group("have"):
+        return []
+    facts = {"package": m.group("pkg"), "wanted": m.group("want"), "found": m.group("have")}
+    what = f"{m.group('pkg')} {m.group('want')} is the release wanted, {m.group('have')} the one installed"
+    return [Reading("version-expected", {"requirements-unmet": 0.8, "binary-incompatible": 0.3}, what, facts)]
+
+
+# a build that says it holds no GPU support: "Torch not compiled with CUDA enabled", "The installed version of
+# bitsandbytes was compiled without GPU support", ONNX Runtime's "CUDA execution provider is not enabled in this
+# build", "jaxlib was built without CUDA support" (TensorFlow's "not built with CUDA kernel binaries compatible with
+# compute capability 7.5" is an architecture's, not this)
+BUILT_WITHOUT = re.compile(
+    r"(?:\bnot|n't|\bnever)\s+(?:been\s+)?(?:compiled|built|enabled)\s+with\s+(?:CUDA|GPU|cuDNN|NCCL)\b(?!\s+kernel)"
+    r"|\b(?:compiled|built)\s+without\s+(?:CUDA|GPU|cuDNN|NCCL)\b"
+    r"|\b(?:CUDA|GPU)(?:\s+execution provider|\s+support|\s+backend)?\s+(?:is\s+)?not\s+(?:enabled|available|compiled)"
+    r"\s+in\s+this\s+build",
+    re.I,
+)
+
+
+def _built_without(line: str) -> list[Reading]:
+    m = BUILT_WITHOUT.search(line)
+    if m is None:
+        return []
+    what = f"the build says it holds no GPU support ('{m.group(0)}')"
+    return [Reading("built-without", {"cpu-only-build": 0.8, "library-bug": 0.1}, what, {})]
+
+
+# an installer that found no release it may install (pip, Poetry, uv, pixi, conda): "No matching distribution found
+# for torch==1.13.1", "Could not find a version that satisfies the requirement torch (from versions: none)", Poetry's
+# "Unable to find installation candidates for torch (2.5.1+cu124)", uv's "... we can conclude that your requirements
+# are unsatisfiable", conda's UnsatisfiableError: no wheel for this Python or platform, or an index not configured
+RESOLVER_REFUSED = re.compile(
+    r"No matching distribution found for|Could not find a version that satisfies the requirement"
+    r"|Unable to find installation candidates for|requirements are unsatisfiable|version solving failed"
+    r"|failed to resolve (?:\w+ )?dependencies"
+    r"|No solution found when resolving|ResolutionImpossible|UnsatisfiableError|PackagesNotFoundError"
+    r"|is not a supported wheel on this platform",
+    re.I,
+)
+
+
+def _resolver_refused(line: str) -> list[Reading]:
+    m = RESOLVER_REFUSED.search(line)
+    if m is None:
+        return []
+    what = f"the installer found no release it may install here ('{m.group(0)}')"
+    return [Reading("resolver-refused", {"requirements-unmet": 0.8, "cpu-only-build": 0.1}, what, {})]
 
 
 # the module that failed to load, named before the symbol: '.../ops/build/correlation.so: undefined symbol'

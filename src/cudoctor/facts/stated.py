@@ -429,7 +429,11 @@ def _unnamed_framework(snap: Snapshot, get: Any, said: str, native_windows: bool
     called = stated_words.framework_called(get("other")) or stated_words.application_framework(said)
     for fact in framework_facts(called, get("framework_cuda"), None, native_windows) if called else []:
         snap.add(fact)
-    cuda = None if called else stated_words.build_cuda(get("framework_cuda"))
+    cuda = (
+        None
+        if called
+        else stated_words.build_cuda(get("framework_cuda")) or stated_words.built_with_cuda(said)
+    )
     if cuda:
         snap.add(known("build.cuda_said", cuda, "stated:framework_cuda"))
 
@@ -533,6 +537,43 @@ def _torch_cpu_said(snap: Snapshot, text: str) -> None:
     asked = stated_builds.CONDA_TOOLKIT.search(text)
     if isinstance(info, dict) and info.get("build") == "cpu" and asked and not info.get("cuda_if_gpu"):
         snap.add(known("framework.torch", {**info, "cuda_if_gpu": asked.group(1)}, "stated:other"))
+
+
+# A person saying torch found the GPU ('torch.cuda.is_available() is True', 'torch.cuda.is_available() returns true',
+# '=> True'): only a CUDA build answers True
+AVAILABLE_SAID = re.compile(
+    r"torch\.cuda\.is_available\(\)['\"`)]{0,3}\s*(?:(?:is|returns?|gives|prints|shows|outputs?|=>|->|==|:)\s*){0,2}"
+    r"['\"`]?True\b",
+    re.I,
+)
+
+
+def _torch_available_said(snap: Snapshot, text: str) -> None:
+    """torch.cuda.is_available() said to be True: the stated torch (or the one its API names), build unknown, is a
+    CUDA build; where a log of the same person says False, the process hid the GPU (not a CPU-only build)."""
+    info = snap.value("framework.torch")
+    if isinstance(info, dict) and info.get("build") == "unknown" and AVAILABLE_SAID.search(text):
+        said = "torch.cuda.is_available() was True (stated)"
+        snap.add(known("framework.torch", {**info, "build": "cuda", "build_inferred": said}, "stated:other"))
+
+
+# the host compiler a person states ('gcc (Ubuntu 13.2.0-23ubuntu4) 13.2.0', 'GCC: gcc (Debian 12.2.0-14) 12.2.0',
+# 'gcc 14.2.1') and nvcc's refusal quoted ('gcc versions later than 12 are not supported')
+GCC_SAID = re.compile(r"\bgcc\b(?: version)?\s*(?:\([^)]{0,60}\)\s*)?:?\s*v?(\d{1,2}\.\d+(?:\.\d+)?)\b", re.I)
+GCC_REFUSED_SAID = re.compile(r"gcc versions later than (\d{1,2}) are not supported", re.I)
+
+
+def _host_gcc(snap: Snapshot, text: str) -> None:
+    """The GCC that builds CUDA code here, as stated, and the newest one an nvcc's quoted refusal names: the fact
+    host.gcc, which the host-compiler check compares with the toolkit's nvcc."""
+    said, refused = GCC_SAID.search(text), GCC_REFUSED_SAID.search(text)
+    if said is None and refused is None:
+        return
+    value = {
+        "version": said.group(1) if said else None,
+        "nvcc_gcc_max": int(refused.group(1)) if refused else None,
+    }
+    snap.add(known("host.gcc", value, "stated"))
 
 
 JETSON = re.compile(r"jetson|\borin\b|\bxavier\b|\btx2\b|\bthor\b", re.I)
@@ -701,7 +742,7 @@ def _stated_packages(snap: Snapshot, text: str) -> None:
 # A person who states a CUDA toolkit, or writes of the GPU or CUDA, is after the GPU even when they name none
 # a CUDA build asked for counts too: conda's cudatoolkit=10.1 or pytorch-cuda=11.8
 GPU_WANTED = re.compile(
-    r"\b(?:gpus?|cuda|nvidia|geforce|rtx|tesla|cudatoolkit|pytorch-cuda)\b"
+    r"\b(?:gpus?|cuda|nvidia|geforce|rtx|tesla|cudatoolkit|pytorch-cuda)\b|\bgpu(?=ci\b|[-_:/])"  # gpuci/, -gpu images
     r"|--device[= ]\d\b|\bdevice=['\"]?\d\b",  # a GPU asked for by its index (Ultralytics' --device 0, device=0)
     re.I,
 )
@@ -819,6 +860,10 @@ def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) ->
     _torch_pinned(snap, build_text + "\n" + get("container"), native_windows)
     _stated_archs(snap, build_text)
     _torch_cpu_said(snap, build_text)
+    _torch_available_said(snap, build_text)
+    _host_gcc(
+        snap, " ; ".join(get(k) for k in ("other", "os", "framework_version", "container", "system_cuda"))
+    )
     _torch_from_pypi_on_windows(snap, build_text)
     _torch_on_jetson(snap, " ".join(get(k) for k in ("framework_version", "container", "other")))
     _torch_from_pypi_on_aarch64(snap, build_text, " ".join(get(k) for k in ("os", "gpu", "other")))

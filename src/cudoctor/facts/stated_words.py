@@ -54,6 +54,18 @@ def archs_said(text: str) -> dict[str, object] | None:
     }
 
 
+# a build's CUDA said in prose: 'binaries compiled with CUDA 11.8', 'built against CUDA 12.1'
+BUILT_WITH_CUDA = re.compile(
+    r"\b(?:compiled|built|made)\s+(?:with|against|for|using)\s+CUDA\s*(\d{1,2}\.\d)\b", re.I
+)
+
+
+def built_with_cuda(text: str) -> str | None:
+    """The CUDA a build is said in prose to be compiled with, or None."""
+    m = BUILT_WITH_CUDA.search(text)
+    return m.group(1) if m else None
+
+
 def build_cuda(text: str) -> str | None:
     """The CUDA a framework_cuda field states ('cudatoolkit 10.0.130', 'CUDA 11.8 build', '12.1'), or None."""
     m = stated_builds.CUDA_WRITTEN.search(text) or re.search(

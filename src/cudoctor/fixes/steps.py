@@ -233,18 +233,28 @@ PTX_TOO_NEW = re.compile(r"unsupported toolchain|UNSUPPORTED_PTX_VERSION|Unsuppo
 def _ptx_from_toolkit(ctx: Context) -> list[str]:
     """PTX the driver cannot JIT, beside a toolkit newer than the driver's CUDA: that toolkit compiled it
     (XLA, Numba, CuPy and Triton compile with the one installed), so the driver must reach its CUDA."""
-    have, kit = versions.major_minor(ctx.driver_cuda or ""), versions.major_minor(ctx.system_cuda or "")
-    if not PTX_TOO_NEW.search(ctx.root) or have is None or kit is None or kit <= have:
+    have = versions.major_minor(ctx.driver_cuda or "")
+    if not PTX_TOO_NEW.search(ctx.root) or have is None:
         return []
-    need = knowledge.release_driver_floor(str(ctx.system_cuda), ctx.platform == "windows")
-    if need is None:
-        return []
-    return [
-        f"Upgrade the NVIDIA driver to {need} or newer (CUDA {kit[0]}.{kit[1]}'s own minimum; PTX JIT gets no "
-        f"minor-version compatibility): the CUDA {ctx.system_cuda} toolkit installed "
-        f"here compiled the PTX, and the driver's CUDA {ctx.driver_cuda} JIT cannot read it; or put a toolkit no newer "
-        f"than CUDA {ctx.driver_cuda} first on PATH"
-    ]
+    # the toolkit installed here compiled it (a JIT compiler's), else the program's own build shipped it
+    for cuda, maker in ((ctx.system_cuda, "toolkit installed here"), (ctx.cuda, "build the program ships")):
+        kit = versions.major_minor(cuda or "")
+        if kit is None or kit <= have:
+            continue
+        need = knowledge.release_driver_floor(str(cuda), ctx.platform == "windows")
+        if need is None:
+            return []
+        other = (
+            f"or put a toolkit no newer than CUDA {ctx.driver_cuda} first on PATH"
+            if maker.startswith("toolkit")
+            else f"or install a build of the program made with CUDA {ctx.driver_cuda} or older"
+        )
+        return [
+            f"Upgrade the NVIDIA driver to {need} or newer (CUDA {kit[0]}.{kit[1]}'s own minimum; PTX JIT gets no "
+            f"minor-version compatibility): the CUDA {cuda} {maker} compiled the PTX, and the driver's CUDA "
+            f"{ctx.driver_cuda} JIT cannot read it; {other}"
+        ]
+    return []
 
 
 # XLA's nvptx_compiler.cc: parallel compilation (PTX linked by the driver) only where the driver's CUDA is at
@@ -340,9 +350,11 @@ CONDA_PLAN = re.compile(r"::(?:pytorch|pyg|torchvision|torchaudio|pytorch-mutex)
 
 
 def _torch_conda(ctx: Context) -> list[str]:
-    """Where conda planned the CPU build (the log's root is conda's plan): the same release's CUDA variant asked
+    """Where conda planned the CPU build (the log's root is conda's plan) or installed it (a conda build string
+    stated): the same release's CUDA variant asked
     for in conda's terms, pytorch-cuda (1.13 to 2.5, channel nvidia) or cudatoolkit (before 1.13)."""
-    same = same_release_variant(ctx, unknown_ok=True) if CONDA_PLAN.search(ctx.root) else None
+    conda = CONDA_PLAN.search(ctx.root) or ctx.installer == "conda"
+    same = same_release_variant(ctx, unknown_ok=True) if conda else None
     if same is None:
         return []
     version, variant = same

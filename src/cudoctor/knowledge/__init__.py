@@ -240,6 +240,34 @@ def toolkit_cc_range(cuda: str) -> tuple[versions.Version, versions.Version] | N
     return None
 
 
+def library_without_forward_compat(cuda: str, cc: versions.Version) -> dict[str, Any] | None:
+    """A CUDA library of this toolkit that fails on this GPU although the GPU's major is one the toolkit builds
+    (cuFFT before CUDA 11.8 on compute capability 8.9): toolkit_archs.toml [[no_forward_compat]]."""
+    v = versions.major_minor(cuda)
+    for row in table("toolkit_archs").get("no_forward_compat", []):
+        below = versions.major_minor(row["cuda_below"])
+        if v and below and v < below and versions.cc_tuple(row["cc"]) == cc:
+            return dict(row)
+    return None
+
+
+def host_gcc_max(cuda: str) -> tuple[int, dict[str, Any]] | None:
+    """The newest GCC major this CUDA release's nvcc accepts as its host compiler, and its row
+    (toolkit_archs.toml [[host_gcc]]); None where the release is not in the table."""
+    v = versions.major_minor(cuda)
+    for row in table("toolkit_archs").get("host_gcc", []):
+        lo, hi = versions.major_minor(row["cuda_min"]), versions.major_minor(row["cuda_max"])
+        if v and lo and hi and lo <= v <= hi:
+            return int(row["gcc_max"]), dict(row)
+    return None
+
+
+def host_gcc_toolkit(gcc_major: int) -> str | None:
+    """The first CUDA release whose nvcc accepts this GCC major, or None."""
+    rows = [r for r in table("toolkit_archs").get("host_gcc", []) if int(r["gcc_max"]) >= gcc_major]
+    return str(rows[0]["cuda_min"]) if rows else None
+
+
 def newest_toolkit() -> str:
     """The newest CUDA toolkit toolkit_archs.toml knows."""
     return str(table("toolkit_archs")["toolkit"][-1]["cuda_max"])
