@@ -7,6 +7,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from cudoctor.facts import host
 from cudoctor.model import Severity
 from tests.checks.helpers import SHM_64_MIB, outcome, torch_cuda
@@ -186,3 +188,28 @@ def test_shared_memory_small_cases(tmp_path: Path) -> None:
     fact = host.shared_memory(str(tmp_path))
     assert fact.value["size_bytes"] > 0 and fact.value["free_bytes"] <= fact.value["size_bytes"]
     assert host.shared_memory(str(tmp_path / "missing")).status.value == "absent"
+
+
+@pytest.mark.parametrize(
+    ("system_cuda", "fires"),
+    [
+        # mmartial/ComfyUI-Nvidia-Docker#36 (blind set 65): apt's /usr/bin/nvcc 12.0 before the image's 12.8
+        ("/usr/bin/nvcc: release 12.0, V12.0.140; /usr/local/cuda/bin/nvcc: release 12.8, V12.8.93", True),
+        # FahimFBA/CUDA-WSL2-Ubuntu#3: 11.8 installed, nvcc -V answers 11.5 (Ubuntu's nvidia-cuda-toolkit)
+        (
+            "installed Cuda 11.8 per the tutorial; nvcc -V: Cuda compilation tools, release 11.5, V11.5.119",
+            True,
+        ),
+        ("12.4 (nvcc: release 12.4, V12.4.131)", False),  # one toolkit, the nvcc its own
+        ("/usr/local/cuda/bin/nvcc: release 12.8; /usr/bin/nvcc: release 12.0", False),  # the newer first
+    ],
+)
+def test_a_quoted_nvcc_older_than_a_toolkit_stated_beside_it(system_cuda: str, fires: bool) -> None:
+    r = run_check("stated-nvcc-shadowed", stated({"system_cuda": system_cuda}))
+    assert finding_ids(r) == (["stated-nvcc-shadowed"] if fires else [])
+    if fires:
+        assert "export PATH=/usr/local/cuda-1" in r.findings[0].fix[0]
+
+
+def test_a_quoted_nvcc_with_no_toolkit_stated_is_unknown() -> None:
+    assert run_check("stated-nvcc-shadowed", stated({"other": "nvcc -V: release 11.5"})).outcome == "unknown"

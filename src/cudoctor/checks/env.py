@@ -158,6 +158,40 @@ def toolkits_shadow_on_path(snap: Snapshot) -> list[Finding]:
     return out
 
 
+@check("stated-nvcc-shadowed", "multiple-toolkits", LAYER, requires=("cuda.nvcc_said", "cuda.toolkits"))
+def stated_nvcc_shadowed(snap: Snapshot) -> list[Finding]:
+    """The nvcc a person quotes answers with an older release than another toolkit they state is installed (Ubuntu's
+    apt nvidia-cuda-toolkit 11.5 in /usr/bin before the 11.8 just installed): a build picks the older one."""
+    said = versions.parse(str(snap.value("cuda.nvcc_said")))
+    kits = [
+        v for t in snap.value("cuda.toolkits") or [] if (v := versions.parse(str(t.get("version") or "")))
+    ]
+    newer = [v for v in kits if said and v[:2] > said[:2]]
+    if said is None or not newer:
+        return []
+    want = versions.fmt(max(newer)[:2])
+    return [
+        finding(
+            "stated-nvcc-shadowed",
+            "multiple-toolkits",
+            Severity.WARNING,
+            f"nvcc answers with CUDA {versions.fmt(said[:2])}, while CUDA {want} is installed too: an older toolkit "
+            "comes first, and builds (PyTorch extensions, CMake's FindCUDAToolkit) pick it",
+            LAYER,
+            evidence=[
+                f"stated: nvcc {versions.fmt(said[:2])}",
+                f"stated: toolkits {', '.join(versions.fmt(v) for v in kits)}",
+            ],
+            fix=[
+                f"export PATH=/usr/local/cuda-{want}/bin:$PATH CUDA_HOME=/usr/local/cuda-{want} (which -a nvcc lists "
+                "every copy in PATH order)",
+                f"Or remove the older copy (Ubuntu's apt package: sudo apt remove nvidia-cuda-toolkit; it installs "
+                f"/usr/bin/nvcc) so that CUDA {want} is the only one",
+            ],
+        )
+    ]
+
+
 def _asked_version(snap: Snapshot, hit: str) -> str | None:
     """What the tool at `hit` answered to --version (cuda.run_tools), whatever directory it sits in."""
     return next(

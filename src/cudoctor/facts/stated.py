@@ -557,6 +557,23 @@ def _torch_available_said(snap: Snapshot, text: str) -> None:
         snap.add(known("framework.torch", {**info, "build": "cuda", "build_inferred": said}, "stated:other"))
 
 
+# the nvcc that answers, as a person quotes it beside the toolkits they installed: 'nvcc -V: Cuda compilation tools,
+# release 11.5, V11.5.119', '/usr/bin/nvcc: release 12.0', 'nvcc points to the 10.1 install'
+NVCC_ANSWER_SAID = re.compile(
+    r"\bnvcc\b(?:\s*(?:-V|--version))?\s*:?\s*(?:Cuda compilation tools,\s*)?release (\d{1,2}\.\d)"
+    r"|\bnvcc (?:points to|is|resolves to|comes from) the (\d{1,2}\.\d)\b",
+    re.I,
+)
+
+
+def _nvcc_said(snap: Snapshot, text: str) -> None:
+    """The release the first nvcc a person quotes answers with (the one a build picks), where they state toolkits:
+    the fact cuda.nvcc_said, which the stated-nvcc check compares with the toolkits stated."""
+    m = NVCC_ANSWER_SAID.search(text)
+    if m and snap.value("cuda.toolkits"):
+        snap.add(known("cuda.nvcc_said", m.group(1) or m.group(2), "stated:system_cuda"))
+
+
 # the host compiler a person states ('gcc (Ubuntu 13.2.0-23ubuntu4) 13.2.0', 'GCC: gcc (Debian 12.2.0-14) 12.2.0',
 # 'gcc 14.2.1') and nvcc's refusal quoted ('gcc versions later than 12 are not supported')
 GCC_SAID = re.compile(r"\bgcc\b(?: version)?\s*(?:\([^)]{0,60}\)\s*)?:?\s*v?(\d{1,2}\.\d+(?:\.\d+)?)\b", re.I)
@@ -864,6 +881,7 @@ def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) ->
     _host_gcc(
         snap, " ; ".join(get(k) for k in ("other", "os", "framework_version", "container", "system_cuda"))
     )
+    _nvcc_said(snap, get("system_cuda") + " ; " + get("other"))
     _torch_from_pypi_on_windows(snap, build_text)
     _torch_on_jetson(snap, " ".join(get(k) for k in ("framework_version", "container", "other")))
     _torch_from_pypi_on_aarch64(snap, build_text, " ".join(get(k) for k in ("os", "gpu", "other")))
