@@ -794,6 +794,25 @@ def test_an_installer_that_installed_is_not_refused() -> None:
     assert _by("resolver-refused", "Looking in indexes: https://download.pytorch.org/whl/cu124") == []
 
 
+@pytest.mark.parametrize(
+    ("line", "refused"),
+    [
+        ("This kernel is not supported on your GPU", True),  # nunchaku on a Turing GPU (blind round 236)
+        (
+            "ValueError: The quantization method awq is not supported for the current GPU. Minimum capability: 75.",
+            True,
+        ),
+        ("Warning: this feature is not supported on Windows", False),
+        ("The device is not supported by this driver version", False),
+    ],
+)
+def test_work_refused_on_this_gpu(line: str, refused: bool) -> None:
+    found = _by("gpu-refused", line)
+    assert bool(found) is refused
+    if found:
+        assert max(found[0].causes, key=found[0].causes.__getitem__) == "arch-unsupported"
+
+
 def test_two_releases_called_incompatible_are_a_compiled_package_of_another_release() -> None:
     line = "RuntimeError: jaxlib version 0.4.14 is newer than and incompatible with jax version 0.4.6. Please update your jax and/or jaxlib packages."
     (r,) = _by("incompatible-pair", line)

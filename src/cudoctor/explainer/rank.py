@@ -15,6 +15,7 @@ from typing import Any
 from cudoctor import knowledge, versions
 from cudoctor.checks import run_checks, view
 from cudoctor.explainer import (
+    cpu_rules,
     evidence,
     gpu_rules,
     library_rules,
@@ -757,6 +758,7 @@ def explain(
     library_rules.extension_build_rule(ranked, read, scan, snap, (root_line, root_text))
     _wsl_libcuda_rule(ranked, matches, root_text, snap)
     text = evidence.excerpt(scan)
+    cpu_rules.arm_sigill_rule(ranked, root_text, snap, text)
     plan = planner.context(
         snap,
         framework or scope.framework_from_log(text + "\n" + other),

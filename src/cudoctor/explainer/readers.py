@@ -23,6 +23,8 @@ for exit-status, knowledge/exit_status.toml):
   provider is not enabled in this build").
 - resolver-refused: an installer that found no release it may install ("No matching distribution found for
   torch==1.13.1", Poetry's "Unable to find installation candidates", uv's "requirements are unsatisfiable").
+- gpu-refused: work a library refuses on this GPU without naming its architecture ("This kernel is not supported on
+  your GPU").
 - symbol: an undefined C++ symbol in a library's namespace (_ZN3c10... is PyTorch's c10::): the module was
   built against another release of that library.
 - capability: a compute capability (sm_XY, or an architecture's name) in a line that says something was not found
@@ -50,7 +52,7 @@ MAX_LINE = 4000  # characters of a line the readers look at
 @dataclasses.dataclass(frozen=True)
 class Reading:
     # "status-code" | "soname" | "compiled-vs-loaded" | "versioned-symbol" | "incompatible-pair" | "version-expected"
-    # | "built-without" | "resolver-refused" | "symbol"
+    # | "built-without" | "resolver-refused" | "gpu-refused" | "symbol"
     # | "capability" | "exit-status"
     reader: str
     causes: dict[str, float]
@@ -72,6 +74,7 @@ def read_line(text: str) -> list[Reading]:
         + _version_expected(line)
         + _built_without(line)
         + _resolver_refused(line)
+        + _gpu_refused(line)
         + _capability(line)
         + _endings(line)
     )
@@ -214,6 +217,24 @@ def _resolver_refused(line: str) -> list[Reading]:
         return []
     what = f"the installer found no release it may install here ('{m.group(0)}')"
     return [Reading("resolver-refused", {"requirements-unmet": 0.8, "cpu-only-build": 0.1}, what, {})]
+
+
+# work a library refuses on this GPU without naming its architecture: nunchaku's "This kernel is not supported on
+# your GPU", vLLM's "The quantization method awq is not supported for the current GPU" (the capability reader reads
+# the numbers where the line has them)
+GPU_REFUSED = re.compile(
+    r"(?:not supported|unsupported|not available|no kernels?|not compatible|incompatible)\s+(?:on|for|with)\s+"
+    r"(?:your|this|the current|the)\s+(?:GPU|device|graphics card|card|hardware)\b",
+    re.I,
+)
+
+
+def _gpu_refused(line: str) -> list[Reading]:
+    m = GPU_REFUSED.search(line)
+    if m is None:
+        return []
+    what = f"the work is refused on this GPU ('{m.group(0)}'): a build or a feature without code for its architecture"
+    return [Reading("gpu-refused", {"arch-unsupported": 0.6, "dtype-mismatch": 0.15}, what, {})]
 
 
 # the module that failed to load, named before the symbol: '.../ops/build/correlation.so: undefined symbol'
