@@ -255,3 +255,15 @@ def test_a_fallback_root_is_never_a_frame_or_the_source_line_of_a_warning() -> N
     )
     assert rank.is_echo("frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96")
     assert not rank.is_echo("AssertionError: Torch not compiled with CUDA enabled")
+
+
+def test_a_cmake_header_carries_the_message_on_the_lines_below_it() -> None:
+    """abetlen/llama-cpp-python#1917 (blind set 68): CMake prints 'CMake Error at FILE:LINE (cmd):' and its message
+    indented on the next line; the root says both."""
+    from cudoctor.explainer.command import explain_stated
+
+    log = "-- CUDA Toolkit found\nCMake Error at CMakeLists.txt:12 (project):\n  No CUDA toolset found.\n-- Configuring incomplete"
+    root = explain_stated(log, {})["root"]
+    assert root["line"] == 2 and root["text"].endswith("No CUDA toolset found.")
+    plain = explain_stated("CMake Error at CMakeLists.txt:12 (project):\nsomething unindented", {})["root"]
+    assert plain["text"] == "CMake Error at CMakeLists.txt:12 (project):"

@@ -870,3 +870,27 @@ def test_a_cpu_build_conda_installed_is_replaced_in_condas_terms_first() -> None
     pip = ctx(framework_version="torch 2.5.1+cpu")
     assert pip.installer is None and not steps.cpu_only_build(pip)[0].startswith("conda")
     assert ctx(framework_version="pytorch-1.7.1 |cpu_py37hf1c21f6_1").installer == "conda"
+
+
+def test_nvlink_older_than_the_cubin_names_the_cuda_that_compiled_it() -> None:
+    """danijar/dreamerv3#64 (blind set 67): XLA's nvlink of CUDA 11.4 given a cubin of 11.8."""
+    root = (
+        "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: nvlink exited with non-zero error code 256,output: nvlink "
+        "fatal  : Input file '/tmp/tempfile-llpc-cab04a7-18966-5fd3b5872b691.cubin' newer than toolkit (118 vs114)"
+    )
+    c = dataclasses.replace(ctx(framework_version="jax[cuda11_pip]", driver="470"), root=root)
+    step = steps.toolchain_not_found(c)[0]
+    assert "CUDA 11.8" in step and "/usr/local/cuda-11.8/bin" in step and "CUDA 11.4 toolkit off PATH" in step
+    assert not steps._nvlink_older(dataclasses.replace(c, root="nvlink fatal : Could not open input file"))
+
+
+def test_no_cuda_toolset_under_visual_studio_copies_the_toolkits_build_customizations() -> None:
+    root = "CMake Error at CMakeLists.txt:12 (project): No CUDA toolset found."
+    c = dataclasses.replace(ctx(os="Windows 11", system_cuda="12.5 (12.5.40), CUDA_PATH set"), root=root)
+    step = steps.toolchain_not_found(c)[0]
+    assert (
+        "CUDA\\v12.5\\extras\\visual_studio_integration\\MSBuildExtensions" in step
+        and "BuildCustomizations" in step
+    )
+    unknown = steps.toolchain_not_found(dataclasses.replace(c, system_cuda=None))[0]
+    assert "the CUDA toolkit's build customizations" in unknown

@@ -156,8 +156,21 @@ def fallback_root(scan: ScanResult) -> tuple[int, str] | None:
     for rx in (ERROR_LOOKING, SYMPTOM):
         for n, raw in reversed(lines):
             if rx.search(raw.rstrip("\r\n")) and not is_echo(raw):
-                return _first_saying(lines, n, raw.rstrip())
+                return _with_cmake_message(lines, *_first_saying(lines, n, raw.rstrip()))
     return lines[-1] if lines else None
+
+
+# CMake's own header, whose message follows on the indented lines below it: 'CMake Error at CMakeLists.txt:12
+# (project):' then '  No CUDA toolset found.'
+CMAKE_HEADER = re.compile(r"^\s*CMake (?:Error|Warning)(?: \(dev\))? at [^\n]*:\d+ \([\w]+\):\s*$")
+
+
+def _with_cmake_message(lines: list[tuple[int, str]], n: int, text: str) -> tuple[int, str]:
+    """A CMake header chosen as the error carries its message: the indented line after it, joined."""
+    if not CMAKE_HEADER.match(text):
+        return n, text
+    after = next((raw for m, raw in lines if m > n and raw.strip()), "")
+    return (n, f"{text.strip()} {after.strip()}") if after[:1].isspace() else (n, text)
 
 
 # a logger's or a rank's prefix before a message: '[E 04/17/23 11:09:22.656 3152] ', 'host:4766:4780 [0] '

@@ -521,9 +521,51 @@ def cuda_home(ctx: Context) -> list[str]:
     ]
 
 
+# nvlink given a cubin of a newer CUDA than its own toolkit: 'Input file ... newer than toolkit (118 vs 114)'
+NEWER_THAN_TOOLKIT = re.compile(r"newer than toolkit \((\d{1,2})(\d) vs ?(\d{1,2})(\d)\)")
+
+
+def _nvlink_older(ctx: Context) -> list[str]:
+    m = NEWER_THAN_TOOLKIT.search(ctx.root)
+    if m is None:
+        return []
+    made, tool = f"{m.group(1)}.{m.group(2)}", f"{m.group(3)}.{m.group(4)}"
+    root = knowledge.toolkit_root(made)
+    return [
+        f"Link with CUDA {made}'s tools: the code was compiled by CUDA {made} and the nvlink found is CUDA {tool}'s "
+        f"(NVIDIA's nvcc wheels hold ptxas, not nvlink); install the CUDA {made} toolkit and put it first: export "
+        f"PATH={root}/bin:$PATH (XLA: XLA_FLAGS=--xla_gpu_cuda_data_dir={root}), or take the CUDA {tool} toolkit off PATH"
+    ]
+
+
+# CMake's Visual Studio generator finding the CUDA toolkit but not its MSBuild integration
+NO_CUDA_TOOLSET = re.compile(r"No CUDA toolset found", re.I)
+
+
+def _vs_integration(ctx: Context) -> list[str]:
+    """CUDA's Visual Studio integration (CUDA X.Y.props/.targets) missing from the Visual Studio that CMake
+    generates for: installed CUDA before Visual Studio, or Build Tools the installer did not see."""
+    if not NO_CUDA_TOOLSET.search(ctx.root):
+        return []
+    cuda = ctx.system_cuda or ctx.cuda
+    where = (
+        knowledge.toolkit_root(cuda, windows=True) if cuda else "%CUDA_PATH%"
+    )  # the installer sets CUDA_PATH
+    named = f"CUDA {versions.fmt(versions.major_minor(cuda) or ())}" if cuda else "the CUDA toolkit"
+    return [
+        f"Give Visual Studio {named}'s build customizations: copy every file of {where}\\extras\\visual_studio_integration"
+        "\\MSBuildExtensions into <Visual Studio or Build Tools>\\MSBuild\\Microsoft\\VC\\v170\\BuildCustomizations "
+        f"(or rerun {named}'s installer after Visual Studio with its Visual Studio Integration component), then build "
+        "again in a new terminal"
+    ]
+
+
 def toolchain_not_found(ctx: Context) -> list[str]:
     if CUDA_HOME_UNSET.search(ctx.root):
         return cuda_home(ctx)
+    special = _nvlink_older(ctx) or _vs_integration(ctx)
+    if special:
+        return special
     cuda = ctx.cuda or (ctx.system_cuda if ctx.framework in ("tensorflow", "jax") else None)
     if cuda is None:
         return []
