@@ -302,3 +302,19 @@ def test_a_lower_cause_whose_steps_were_all_listed_above_points_at_them(tmp_path
     other = tmp_path / "o.log"
     other.write_text("RuntimeError: GET was unable to find an engine to execute this computation\n")
     assert "the steps under" not in cudoctor(["explain", str(other), "--no-live"]).stdout
+
+
+def test_tensorflows_own_device_names_say_the_log_is_tensorflows() -> None:
+    """tensorflow/tensorflow#62375 (blind set 67): the log is only TF's device list, the version stated bare
+    ('2.14') on native Windows: TensorFlow 2.14 there is a CPU build, and the steps are TensorFlow's (WSL2)."""
+    import io
+
+    from cudoctor.explainer import scan
+    from cudoctor.explainer.command import explain_stated, guess_framework
+
+    log = "GPU []\n[PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')]"
+    assert guess_framework(scan.scan(io.BytesIO(log.encode()))) == "tensorflow"
+    doc = explain_stated(log, {"os": "Windows 10", "framework_version": "2.14", "gpu": "nvidia GTX 1060 6GB"})
+    first = doc["causes"][0]
+    assert first["id"] == "cpu-only-build" and any("WSL2" in s for s in first["fix"])
+    assert not any("download.pytorch.org" in s for c in doc["causes"] for s in c["fix"])

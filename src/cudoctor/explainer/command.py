@@ -35,7 +35,12 @@ FRAMEWORK_HINTS = (
     ),
     (
         "tensorflow",
-        re.compile(r"tensorflow|stream_executor|\bkeras\b|\[Op:|Failed to get convolution algorithm", re.I),
+        # its device names as it prints them: PhysicalDevice(name='/physical_device:GPU:0'), /job:localhost/...
+        re.compile(
+            r"tensorflow|stream_executor|\bkeras\b|\[Op:|Failed to get convolution algorithm|/physical_device:"
+            r"|/job:localhost/replica:",
+            re.I,
+        ),
     ),
     ("jax", re.compile(r"\bjax(lib)?\b|XlaRuntimeError|jax_plugins|\bjax_\w+", re.I)),
     ("cupy", re.compile(r"\bcupy\b|Jitify", re.I)),
