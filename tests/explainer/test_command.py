@@ -220,24 +220,27 @@ def test_the_shipped_corpus_holds_its_in_sample_bar() -> None:
     round 116 hold the bar they have held since issue 38 (0.90); the rounds since, harder and labelled by
     what fixed them, stood at 0.81 in-sample when session 39 joined them and at 0.82 / 0.97 (565 reports)
     when session 41 joined rounds 156-164: each group holds its own bar, so a harder round joined does not
-    move the earlier one's."""
+    move the earlier one's. Rounds 224-240 (157 reports, session 46: bindings, RL stacks, ComfyUI nodes, most
+    fixed by a library's release) stood at 0.71 / 0.92 when joined, rounds 116-223 at 0.81 / 0.97."""
     rows = [
         json.loads(line)
         for path in EXTRA_CORPUS
         for line in Path(path).read_text(encoding="utf-8").splitlines()
         if line
     ]
-    hits: list[tuple[bool, bool, bool]] = []  # (an earlier round's, first right, among the first three)
+    hits: list[
+        tuple[int, bool, bool]
+    ] = []  # (the group: before 116, 116-223, 224 on; first right; in the first three)
     for row in rows:
         ids = [c["id"] for c in command.explain_stated(row["log"], row.get("context") or {})["causes"]]
         m = re.match(r"r(\d+)", row["id"])
-        earlier = m is None or int(m.group(1)) < 116
-        hits.append((earlier, bool(ids) and ids[0] == row["causes"][0], row["causes"][0] in ids[:3]))
-    earlier = [h for h in hits if h[0]]
-    assert sum(h[1] for h in earlier) / len(earlier) >= 0.90, len(earlier)
-    later = [h for h in hits if not h[0]]
-    top1, top3 = sum(h[1] for h in later), sum(h[2] for h in later)
-    assert top1 / len(later) >= 0.80 and top3 / len(later) >= 0.95, (top1, top3, len(later))
+        n = int(m.group(1)) if m else 0
+        group = 0 if n < 116 else 1 if n < 224 else 2
+        hits.append((group, bool(ids) and ids[0] == row["causes"][0], row["causes"][0] in ids[:3]))
+    for group, top1_bar, top3_bar in ((0, 0.90, 0.0), (1, 0.80, 0.95), (2, 0.70, 0.90)):
+        mine = [h for h in hits if h[0] == group]
+        top1, top3 = sum(h[1] for h in mine), sum(h[2] for h in mine)
+        assert top1 / len(mine) >= top1_bar and top3 / len(mine) >= top3_bar, (group, top1, top3, len(mine))
 
 
 # Recorded on this project's CPU machine (jax 0.10.2) by bench/gpu_record.py: jax.devices('gpu')
