@@ -72,9 +72,7 @@ def read_line(text: str) -> list[Reading]:
         + _mangled_symbol(line)
         + _incompatible_pair(line)
         + _version_expected(line)
-        + _built_without(line)
-        + _resolver_refused(line)
-        + _gpu_refused(line)
+        + _phrases(line)
         + _capability(line)
         + _endings(line)
     )
@@ -189,14 +187,6 @@ BUILT_WITHOUT = re.compile(
 )
 
 
-def _built_without(line: str) -> list[Reading]:
-    m = BUILT_WITHOUT.search(line)
-    if m is None:
-        return []
-    what = f"the build says it holds no GPU support ('{m.group(0)}')"
-    return [Reading("built-without", {"cpu-only-build": 0.8, "library-bug": 0.1}, what, {})]
-
-
 # an installer that found no release it may install (pip, Poetry, uv, pixi, conda): "No matching distribution found
 # for torch==1.13.1", "Could not find a version that satisfies the requirement torch (from versions: none)", Poetry's
 # "Unable to find installation candidates for torch (2.5.1+cu124)", uv's "... we can conclude that your requirements
@@ -211,14 +201,6 @@ RESOLVER_REFUSED = re.compile(
 )
 
 
-def _resolver_refused(line: str) -> list[Reading]:
-    m = RESOLVER_REFUSED.search(line)
-    if m is None:
-        return []
-    what = f"the installer found no release it may install here ('{m.group(0)}')"
-    return [Reading("resolver-refused", {"requirements-unmet": 0.8, "cpu-only-build": 0.1}, what, {})]
-
-
 # work a library refuses on this GPU without naming its architecture: nunchaku's "This kernel is not supported on
 # your GPU", vLLM's "The quantization method awq is not supported for the current GPU" (the capability reader reads
 # the numbers where the line has them)
@@ -229,12 +211,35 @@ GPU_REFUSED = re.compile(
 )
 
 
-def _gpu_refused(line: str) -> list[Reading]:
-    m = GPU_REFUSED.search(line)
-    if m is None:
-        return []
-    what = f"the work is refused on this GPU ('{m.group(0)}'): a build or a feature without code for its architecture"
-    return [Reading("gpu-refused", {"arch-unsupported": 0.6, "dtype-mismatch": 0.15}, what, {})]
+# Readers of one phrase that names its cause, whatever else the line says: (reader, pattern, causes, what it means)
+PHRASE_READERS: tuple[tuple[str, re.Pattern[str], dict[str, float], str], ...] = (
+    (
+        "built-without",
+        BUILT_WITHOUT,
+        {"cpu-only-build": 0.8, "library-bug": 0.1},
+        "the build says it holds no GPU support",
+    ),
+    (
+        "resolver-refused",
+        RESOLVER_REFUSED,
+        {"requirements-unmet": 0.8, "cpu-only-build": 0.1},
+        "the installer found no release it may install here",
+    ),
+    (
+        "gpu-refused",
+        GPU_REFUSED,
+        {"arch-unsupported": 0.6, "dtype-mismatch": 0.15},
+        "the work is refused on this GPU: a build or a feature without code for its architecture",
+    ),
+)
+
+
+def _phrases(line: str) -> list[Reading]:
+    return [
+        Reading(reader, dict(causes), f"{what} ('{m.group(0)}')", {})
+        for reader, pattern, causes, what in PHRASE_READERS
+        if (m := pattern.search(line))
+    ]
 
 
 # the module that failed to load, named before the symbol: '.../ops/build/correlation.so: undefined symbol'
