@@ -213,3 +213,18 @@ def test_a_quoted_nvcc_older_than_a_toolkit_stated_beside_it(system_cuda: str, f
 
 def test_a_quoted_nvcc_with_no_toolkit_stated_is_unknown() -> None:
     assert run_check("stated-nvcc-shadowed", stated({"other": "nvcc -V: release 11.5"})).outcome == "unknown"
+
+
+@pytest.mark.parametrize(
+    "facts",
+    [
+        # nvidia-smi's 'CUDA Version' is the driver's CUDA, not a second toolkit (review of session 46)
+        {"system_cuda": "nvcc -V: release 12.1; nvidia-smi shows CUDA Version: 12.8"},
+        # the older nvcc is the one torch's build needs: putting 12.4 first would break its extensions
+        {"system_cuda": "11.8 and 12.4; nvcc -V: release 11.8", "framework_version": "torch 2.1.0+cu118"},
+    ],
+)
+def test_a_quoted_nvcc_is_not_shadowed_by_the_drivers_cuda_or_against_the_builds_own(
+    facts: dict[str, str],
+) -> None:
+    assert finding_ids(run_check("stated-nvcc-shadowed", stated(facts))) == []

@@ -44,3 +44,17 @@ def test_an_arm_cpu_without_a_sigill_is_not_read_as_one() -> None:
         _first(log, {"os": "Jetson Orin, JetPack 6 (aarch64)", "framework_version": "torch 2.5.0"})
         != "library-bug"
     )
+
+
+@pytest.mark.parametrize(
+    "facts",
+    [
+        {
+            "os": "macOS 13, Apple M1 (arm64)",
+            "framework_version": "tensorflow 2.11",
+        },  # an x86 wheel under Rosetta
+        {"os": "Windows 11 on ARM (arm64)", "framework_version": "torch 2.3.0"},
+    ],
+)
+def test_an_arm_mac_or_windows_runs_x86_wheels_translated(facts: dict[str, str]) -> None:
+    assert _first(f"$ python -c 'import tensorflow'\n{SIGILL}", facts) != "library-bug"

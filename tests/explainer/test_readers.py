@@ -717,6 +717,12 @@ def test_an_undefined_symbol_of_the_module_itself_or_of_cuda_is_not_a_namespace_
             "2.2.0",
         ),
         ("ImportError: this build needs numpy 1.26 but found 2.0.1", "numpy", "1.26", "2.0.1"),
+        (  # pip's specifier list is what is wanted, whole
+            "tensorflow 2.15.0 requires numpy<2.0.0,>=1.23.5, but you have numpy 2.0.1 which is incompatible.",
+            "numpy",
+            "<2.0.0,>=1.23.5",
+            "2.0.1",
+        ),
     ],
 )
 def test_a_release_wanted_and_the_one_found_are_a_requirement_unmet(
@@ -735,6 +741,9 @@ def test_a_release_wanted_and_the_one_found_are_a_requirement_unmet(
         "INVALID_ARGUMENT: Unexpected PJRT_Client_Create_Args size: expected 88, got 72.",  # sizes, no package
         "GPU requires compute capability 7.0, found 6.1",
         "this tch version expects PyTorch 2.5.0, got 2.5.0",  # the same release
+        "AssertionError: expected value 1.0 but got 0.9",  # an assertion's values (review of session 46)
+        "Expected output 0.5, got 0.49",
+        "requires libcudnn 8.9.0, found 8.6.0",  # a CUDA library: compiled-vs-loaded's
     ],
 )
 def test_versions_of_cuda_libraries_sizes_or_one_release_are_not_a_package_wanted(line: str) -> None:
@@ -760,6 +769,8 @@ def test_versions_of_cuda_libraries_sizes_or_one_release_are_not_a_package_wante
             False,
         ),
         ("CUDA is not available on this machine", False),
+        ("torch was not compiled with NCCL support", False),  # a CUDA build without NCCL is no CPU build
+        ("PyTorch was not compiled with cuDNN", False),
     ],
 )
 def test_a_build_that_says_it_has_no_gpu_support(line: str, built_without: bool) -> None:
@@ -804,6 +815,7 @@ def test_an_installer_that_installed_is_not_refused() -> None:
         ),
         ("Warning: this feature is not supported on Windows", False),
         ("The device is not supported by this driver version", False),
+        ("CUDA error: operation not supported on this device", False),  # CUDA's own status says that
     ],
 )
 def test_work_refused_on_this_gpu(line: str, refused: bool) -> None:

@@ -162,12 +162,18 @@ def toolkits_shadow_on_path(snap: Snapshot) -> list[Finding]:
 def stated_nvcc_shadowed(snap: Snapshot) -> list[Finding]:
     """The nvcc a person quotes answers with an older release than another toolkit they state is installed (Ubuntu's
     apt nvidia-cuda-toolkit 11.5 in /usr/bin before the 11.8 just installed): a build picks the older one."""
-    said = versions.parse(str(snap.value("cuda.nvcc_said")))
+    quoted = snap.value("cuda.nvcc_said") or {}
+    said = versions.parse(str(quoted.get("release") or ""))
+    if said is None:
+        return []
+    driver = {versions.major_minor(d) for d in quoted.get("driver_cuda_said") or []}
     kits = [
         v for t in snap.value("cuda.toolkits") or [] if (v := versions.parse(str(t.get("version") or "")))
     ]
-    newer = [v for v in kits if said and v[:2] > said[:2]]
-    if said is None or not newer:
+    kits = [v for v in kits if v[:2] not in driver]  # nvidia-smi's 'CUDA Version' is the driver's, no toolkit
+    newer = [v for v in kits if v[:2] > said[:2]]
+    builds = {versions.major_minor(str(i.get("cuda"))) for _, i in view.frameworks(snap) if i.get("cuda")}
+    if not newer or said[:2] in builds:  # the older nvcc is the one the framework's build needs (torch+cu118)
         return []
     want = versions.fmt(max(newer)[:2])
     return [

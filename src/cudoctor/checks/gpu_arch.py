@@ -332,19 +332,13 @@ def _arch_finding(
         if support == "sass" and beyond and rng is not None:
             # SASS runs on any GPU of its major with an equal or higher minor (sm_80 on 8.6 and 8.9):
             # the build runs natively; only its libraries were made before this GPU
-            broken = knowledge.library_without_forward_compat(str(info["cuda"]), cc)
             return finding(
                 "arch-newer-than-build-cuda",
                 "arch-unsupported",
                 Severity.INFO,
-                f"{gname} is newer than CUDA {info['cuda']} (which knows up to {versions.cc_str(rng[1])}): {view.describe(name, info)} runs its compute capability {cc[0]}.x code on it (binary compatible within a major), but "
-                + (
-                    _broken_library(broken, str(info["cuda"]))
-                    if broken
-                    else "its cuBLAS/cuDNN have no kernels tuned for this GPU"
-                ),
+                f"{gname} is newer than CUDA {info['cuda']} (which knows up to {versions.cc_str(rng[1])}): {view.describe(name, info)} runs its compute capability {cc[0]}.x code on it (binary compatible within a major), but its cuBLAS/cuDNN have no kernels tuned for this GPU",
                 LAYER,
-                evidence=evidence + ([f"{broken['library']}: {broken['source']}"] if broken else []),
+                evidence=evidence,
                 fix=[_arch_fix(name, cc)],
                 confidence="possible",
                 subject=name,
@@ -422,17 +416,14 @@ def _same_major_beyond(
     shows = ARCH_LIST_COMMAND.get(
         name, "cudoctor check (on that machine: it reads them from the build's files)"
     )
-    broken = knowledge.library_without_forward_compat(str(info["cuda"]), cc)
     return finding(
         "arch-newer-than-build-cuda",
         "arch-unsupported",
         Severity.INFO,
         f"{gname} is newer than CUDA {info['cuda']} (which builds up to {sm}): {view.describe(name, info)} runs on it "
-        f"through compute capability {cc[0]}.x code it ships (binary compatible within a major) or PTX JIT"
-        + (f", but {_broken_library(broken, str(info['cuda']))}" if broken else ""),
+        f"through compute capability {cc[0]}.x code it ships (binary compatible within a major) or PTX JIT",
         LAYER,
-        evidence=[f"CUDA {info['cuda']} can target sm_{newest[0]}{newest[1]} at most"]
-        + ([f"{broken['library']}: {broken['source']}"] if broken else []),
+        evidence=[f"CUDA {info['cuda']} can target sm_{newest[0]}{newest[1]} at most"],
         fix=[f"Which architectures the build carries: {shows}", _arch_fix(name, cc)],
         confidence="possible",
         subject=name,
@@ -443,7 +434,15 @@ def _library_fails(
     gpu: dict[str, Any], cc: versions.Version, name: str, info: dict[str, Any]
 ) -> Finding | None:
     """A CUDA library of the build's toolkit that fails on this GPU although the build's own code runs (cuFFT of
-    CUDA 11.7 on an RTX 4090): a defect of that library's release, fixed by a build of a newer CUDA."""
+    CUDA 11.7 on an RTX 4090): a defect of that library's release, fixed by a build of a newer CUDA. Only where the
+    build brings that library itself: PyTorch before 2.0 bundles it, conda's pytorch-cuda installs its CUDA's; from
+    2.0 PyPI's wheels pin NVIDIA's (2.0.1's cu117 wheel pins nvidia-cufft-cu11 10.9.0.58, CUDA 11.8's), and
+    TensorFlow and CuPy load the one installed."""
+    if name != "torch":
+        return None
+    release = versions.parse(str(info.get("version") or ""))
+    if release is not None and release >= (2, 0) and info.get("installer") != "conda":
+        return None
     row = knowledge.library_without_forward_compat(str(info.get("cuda") or ""), cc)
     if row is None:
         return None

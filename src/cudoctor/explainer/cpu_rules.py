@@ -13,7 +13,7 @@ from cudoctor.explainer import exit_status
 from cudoctor.explainer.ranked import RankedCause, bump
 from cudoctor.model import Snapshot
 
-# an ARM machine named in the facts or in the log's paths (not Apple silicon, where x86 wheels run under Rosetta)
+# an ARM machine named in the facts or in the log's paths
 ARM = re.compile(
     r"\b(?:aarch64|arm64|armv[89](?:\.\d)?[a-z]?|armhf|sbsa)\b|raspberry ?pi|\bjetson\b|\bgraviton\d?\b|neoverse"
     r"|cortex-a\d+|\bg[bh]200\b|\bgb10\b",
@@ -21,15 +21,26 @@ ARM = re.compile(
 )
 
 
+# macOS and Windows on ARM run x86 wheels under Rosetta or Prism, whose SIGILL is an x86 instruction (AVX) missing
+TRANSLATED = re.compile(r"\bmac ?os|darwin|apple|\bM[1-4]\b|rosetta|windows|\bprism\b", re.I)
+
+
 def _arm_named(snap: Snapshot, log_text: str) -> str | None:
-    machine = str((snap.value("host.os") or {}).get("machine") or "")
+    host = snap.value("host.os") or {}
+    machine = str(host.get("machine") or "")
     stated = " ".join(str(snap.value(k) or "") for k in ("stated.other", "stated.container"))
-    stated += " " + str((snap.value("host.os") or {}).get("name") or "")
+    stated += " " + str(host.get("name") or "") + " " + str(host.get("system") or "")
     stated += " " + " ".join(str(g.get("name") or "") for g in snap.value("gpu.devices") or [])
-    for where, text in (("the machine", machine), ("the facts", stated), ("the log's paths", log_text)):
+    if TRANSLATED.search(stated + " " + machine):
+        return None
+    for where, text in (
+        ("the machine is", machine),
+        ("the facts name", stated),
+        ("the log's paths name", log_text),
+    ):
         m = ARM.search(text)
         if m:
-            return f"{where} name an ARM CPU ({m.group(0)})"
+            return f"{where} an ARM CPU ({m.group(0)})"
     return None
 
 
@@ -41,11 +52,7 @@ def arm_sigill_rule(ranked: dict[str, RankedCause], root_text: str, snap: Snapsh
     if arm is None:
         return
     cpu, lib = ranked.get("cpu-blas-runtime"), ranked.get("library-bug")
-    above = (
-        cpu.score - lib.score + 0.05
-        if cpu is not None and lib is not None and cpu.score >= lib.score
-        else 0.0
-    )
+    above = (cpu.score - (lib.score if lib is not None else 0.0) + 0.05) if cpu is not None else 0.0
     bump(
         ranked,
         "library-bug",

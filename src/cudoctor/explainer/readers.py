@@ -153,24 +153,30 @@ def _incompatible_pair(line: str) -> list[Reading]:
 # was not made for. CUDA libraries and the driver are compiled-vs-loaded's.
 VERSION_EXPECTED = re.compile(
     r"\b(?:expects?|expected|requires?|required|needs?|wants?)\s+(?P<pkg>[a-z][\w.-]{1,30}?)\s*(?:version\s*)?"
-    r"(?:[=<>!~]=?\s*)?v?(?P<want>\d+\.\d+(?:\.\d+){0,2})\b[^.;\n]{0,40}?"
+    # one release, or pip's specifier list ('torch<2.2,>=2.1'): the whole of it is what is wanted
+    r"(?P<want>(?:[=<>!~]=?\s*)?v?\d+(?:\.\d+){1,3}(?:\s*,\s*[=<>!~]=?\s*v?\d+(?:\.\d+){0,3}){0,3})(?![\d.])[^.;\n]{0,40}?"
     r"\b(?:got|found|but (?:you have|found|got|have)|you have|installed(?: is)?)\s+(?:(?P=pkg)\s*)?(?:version\s*)?"
     r"v?(?P<have>\d+\.\d+(?:\.\d+){0,2})\b",
     re.I,
 )
+# words a check or an assertion compares values of, and the CUDA libraries compiled-vs-loaded reads
 NOT_A_PACKAGE = re.compile(
-    r"^(?:cudnn|cusolver|cublas(?:lt)?|cufft|cusparse|cupti|nccl|nvrtc|nvjitlink|ptxas|nvcc|cuda|driver|nvidia|gpu"
-    r"|compute|capability|sm|python|version|a|an|at|the|v)$",
+    r"^(?:(?:lib)?(?:cudnn|cusolver|cublas(?:lt)?|cufft|cusparse|cupti|nccl|nvrtc|nvjitlink|cudart)\w*|ptxas|nvcc|cuda"
+    r"|driver|nvidia|gpu|compute|capability|sm|python|version|value|values|output|input|result|shape|size|length"
+    r"|dim|dims|number|count|a|an|at|the|v)$",
     re.I,
 )
 
 
 def _version_expected(line: str) -> list[Reading]:
     m = VERSION_EXPECTED.search(line)
-    if m is None or NOT_A_PACKAGE.match(m.group("pkg")) or m.group("want") == m.group("have"):
+    if m is None or NOT_A_PACKAGE.match(m.group("pkg")):
         return []
-    facts = {"package": m.group("pkg"), "wanted": m.group("want"), "found": m.group("have")}
-    what = f"{m.group('pkg')} {m.group('want')} is the release wanted, {m.group('have')} the one installed"
+    want = re.sub(r"\s+", "", m.group("want")).lstrip("=v")
+    if want == m.group("have"):
+        return []
+    facts = {"package": m.group("pkg"), "wanted": want, "found": m.group("have")}
+    what = f"{m.group('pkg')} {want} is what is required, {m.group('have')} the release installed"
     return [Reading("version-expected", {"requirements-unmet": 0.8, "binary-incompatible": 0.3}, what, facts)]
 
 
@@ -178,9 +184,9 @@ def _version_expected(line: str) -> list[Reading]:
 # bitsandbytes was compiled without GPU support", ONNX Runtime's "CUDA execution provider is not enabled in this
 # build", "jaxlib was built without CUDA support" (TensorFlow's "not built with CUDA kernel binaries compatible with
 # compute capability 7.5" is an architecture's, not this)
-BUILT_WITHOUT = re.compile(
-    r"(?:\bnot|n't|\bnever)\s+(?:been\s+)?(?:compiled|built|enabled)\s+with\s+(?:CUDA|GPU|cuDNN|NCCL)\b(?!\s+kernel)"
-    r"|\b(?:compiled|built)\s+without\s+(?:CUDA|GPU|cuDNN|NCCL)\b"
+BUILT_WITHOUT = re.compile(  # CUDA or the GPU only: a CUDA build without NCCL or cuDNN is no CPU build
+    r"(?:\bnot|n't|\bnever)\s+(?:been\s+)?(?:compiled|built|enabled)\s+with\s+(?:CUDA|GPU)\b(?!\s+kernel)"
+    r"|\b(?:compiled|built)\s+without\s+(?:CUDA|GPU)\b"
     r"|\b(?:CUDA|GPU)(?:\s+execution provider|\s+support|\s+backend)?\s+(?:is\s+)?not\s+(?:enabled|available|compiled)"
     r"\s+in\s+this\s+build",
     re.I,
@@ -206,7 +212,7 @@ RESOLVER_REFUSED = re.compile(
 # the numbers where the line has them)
 GPU_REFUSED = re.compile(
     r"(?:not supported|unsupported|not available|no kernels?|not compatible|incompatible)\s+(?:on|for|with)\s+"
-    r"(?:your|this|the current|the)\s+(?:GPU|device|graphics card|card|hardware)\b",
+    r"(?:your|this|the current|the)\s+(?:GPU|graphics card)\b",  # not 'this device': CUDA's own statuses say that
     re.I,
 )
 

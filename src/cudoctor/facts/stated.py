@@ -561,7 +561,8 @@ def _torch_available_said(snap: Snapshot, text: str) -> None:
 # release 11.5, V11.5.119', '/usr/bin/nvcc: release 12.0', 'nvcc points to the 10.1 install'
 NVCC_ANSWER_SAID = re.compile(
     r"\bnvcc\b(?:\s*(?:-V|--version))?\s*:?\s*(?:Cuda compilation tools,\s*)?release (\d{1,2}\.\d)"
-    r"|\bnvcc (?:points to|is|resolves to|comes from) the (\d{1,2}\.\d)\b",
+    r"|\bnvcc (?:points to|is|resolves to|comes from) the (\d{1,2}\.\d)\b"
+    r"|Cuda compilation tools,\s*release (\d{1,2}\.\d)",  # a whole `nvcc -V` pasted: its banner lines come first
     re.I,
 )
 
@@ -571,25 +572,53 @@ def _nvcc_said(snap: Snapshot, text: str) -> None:
     the fact cuda.nvcc_said, which the stated-nvcc check compares with the toolkits stated."""
     m = NVCC_ANSWER_SAID.search(text)
     if m and snap.value("cuda.toolkits"):
-        snap.add(known("cuda.nvcc_said", m.group(1) or m.group(2), "stated:system_cuda"))
+        # nvidia-smi's 'CUDA Version: 12.8' beside it is the driver's CUDA, not a toolkit installed
+        driver = re.findall(r"CUDA Version:?\s*(\d{1,2}\.\d)", text, re.I)
+        value = {"release": m.group(1) or m.group(2) or m.group(3), "driver_cuda_said": driver}
+        snap.add(known("cuda.nvcc_said", value, "stated:system_cuda"))
+
+
+# a framework stated with a conda build string ('pytorch 2.5.1 py3.12_cpu_0', 'pytorch-1.7.1 |cpu_py37hf1c21f6_1',
+# 'cuda110py37h...', '(conda)'): conda installed it; never a pip local version ('+cpu', '+cu121') or 'pip'
+CONDA_BUILD_SAID = re.compile(
+    r"\bpy\d\.?\d+_(?:cpu|cuda)|\bcpu_py\d+h|\bcuda\d+_?py\d+h|\(conda(?:-forge)?\)|\bconda (?:list|install)",
+    re.I,
+)
+PIP_SAID = re.compile(r"\+(?:cpu|cu\d+)\b|\bpip\b", re.I)
+
+
+def _conda_installed(snap: Snapshot) -> None:
+    """The framework's `installer` ('conda'), where its stated text is conda's; the fix planner then writes conda's
+    own command first."""
+    for key, fact in list(snap.facts.items()):
+        info = fact.value
+        if not key.startswith("framework.") or not isinstance(info, dict):
+            continue
+        text = str(info.get("stated") or "")
+        if CONDA_BUILD_SAID.search(text) and not PIP_SAID.search(text):
+            snap.add(known(key, {**info, "installer": "conda"}, fact.source))
 
 
 # the host compiler a person states ('gcc (Ubuntu 13.2.0-23ubuntu4) 13.2.0', 'GCC: gcc (Debian 12.2.0-14) 12.2.0',
 # 'gcc 14.2.1') and nvcc's refusal quoted ('gcc versions later than 12 are not supported')
-GCC_SAID = re.compile(r"\bgcc\b(?: version)?\s*(?:\([^)]{0,60}\)\s*)?:?\s*v?(\d{1,2}\.\d+(?:\.\d+)?)\b", re.I)
+# 'gcc (GCC) 13.2.1', 'gcc-12 (Ubuntu 12.3.0-1ubuntu1) 12.3.0', collect_env's 'GCC version: (Ubuntu 13.2.0-23ubuntu4) 13.2.0'
+GCC_SAID = re.compile(
+    r"\bgcc(?:-\d{1,2})?\b(?: version)?\s*:?\s*(?:\([^)]{0,60}\)\s*)?:?\s*v?(\d{1,2}\.\d+(?:\.\d+)?)\b", re.I
+)
+# the host compiler chosen over the default: 'CC=gcc-12', '-ccbin g++-11', 'CUDAHOSTCXX=g++-12', 'NVCC_CCBIN=gcc-11'
+GCC_CHOSEN_SAID = re.compile(r"(?:\bCC|CUDAHOSTCXX|NVCC_CCBIN|-ccbin)[= ]\s*\S*?[gc]\+?\+?-(\d{1,2})\b")
 GCC_REFUSED_SAID = re.compile(r"gcc versions later than (\d{1,2}) are not supported", re.I)
 
 
 def _host_gcc(snap: Snapshot, text: str) -> None:
     """The GCC that builds CUDA code here, as stated, and the newest one an nvcc's quoted refusal names: the fact
     host.gcc, which the host-compiler check compares with the toolkit's nvcc."""
-    said, refused = GCC_SAID.search(text), GCC_REFUSED_SAID.search(text)
+    said, refused, chosen = GCC_SAID.search(text), GCC_REFUSED_SAID.search(text), GCC_CHOSEN_SAID.search(text)
     if said is None and refused is None:
         return
-    value = {
-        "version": said.group(1) if said else None,
-        "nvcc_gcc_max": int(refused.group(1)) if refused else None,
-    }
+    # another GCC chosen for the build (CC=gcc-12): its major is the one nvcc meets
+    version = chosen.group(1) if chosen else said.group(1) if said else None
+    value = {"version": version, "nvcc_gcc_max": int(refused.group(1)) if refused else None}
     snap.add(known("host.gcc", value, "stated"))
 
 
@@ -878,6 +907,7 @@ def from_stated(stated: Mapping[str, Any], framework_hint: str | None = None) ->
     _stated_archs(snap, build_text)
     _torch_cpu_said(snap, build_text)
     _torch_available_said(snap, build_text)
+    _conda_installed(snap)
     _host_gcc(
         snap, " ; ".join(get(k) for k in ("other", "os", "framework_version", "container", "system_cuda"))
     )

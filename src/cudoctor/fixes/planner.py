@@ -72,8 +72,7 @@ class Context:
     jetpack: str | None = None
     # the container the program runs in, as host.container names it ('singularity')
     container: str | None = None
-    # 'conda' where the framework was installed with conda (a conda build string stated: 'py3.12_cpu_0',
-    # 'cpu_py37hf1c21f6_1', '(conda)'), else None
+    # 'conda' where the framework was installed with conda (facts/stated.py reads its build string), else None
     installer: str | None = None
 
     @property
@@ -162,14 +161,8 @@ def context(
         else None,
         jetpack=_jetpack(snap),
         container=str(snap.value("host.container") or "") or None,
-        installer="conda" if CONDA_INSTALLED.search(str(info.get("stated") or "")) else None,
+        installer=str(info["installer"]) if info.get("installer") else None,
     )
-
-
-# a framework stated with a conda build string or said to come from conda
-CONDA_INSTALLED = re.compile(
-    r"\bpy\d\.?\d+_(?:cpu|cuda)|\bcpu_py\d+h|\bcuda\d+_?py\d+h|\bconda(?:-forge)?\b", re.I
-)
 
 
 JETSON = re.compile(r"jetson|\borin\b|\bxavier\b|\btx2\b|\bl4t\b|jetpack", re.I)

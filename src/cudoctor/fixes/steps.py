@@ -58,8 +58,9 @@ def _fits(version: str, variant: str, driver_cuda: str | None, cc: versions.Vers
 
 def newest_torch_for(driver_cuda: str | None, cc: versions.Version | None) -> tuple[str, str] | None:
     """(release, variant) of the newest PyTorch whose wheels this driver runs and whose architecture
-    list holds this GPU: the newest CUDA variant of that release the driver runs, or, with the driver
-    unknown, the oldest variant that holds the GPU (it asks least of the driver)."""
+    list holds this GPU: of that release, the newest CUDA variant no newer than the driver's CUDA, else one that
+    minor-version compatibility runs (_by_driver); with the driver unknown, the oldest variant that holds the GPU
+    (it asks least of the driver)."""
     for version, variants in reversed(_releases()):
         for variant in _by_driver(variants, driver_cuda):
             if _fits(version, variant, driver_cuda, cc):
@@ -83,7 +84,8 @@ def _by_driver(variants: list[str], driver_cuda: str | None) -> list[str]:
 
 def same_release_variant(ctx: Context, unknown_ok: bool = False) -> tuple[str, str] | None:
     """The installed torch release in another CUDA variant that runs here (it changes the least): the
-    newest CUDA the driver runs, or with the driver unknown the oldest that holds the GPU (`unknown_ok`:
+    newest CUDA no newer than the driver's, then one minor-version compatibility runs (_by_driver), or with the driver
+    unknown the oldest that holds the GPU (`unknown_ok`:
     with the GPU unknown too, the oldest, which asks least of the driver: a CPU build to replace)."""
     installed = versions.parse(ctx.version or "")
     if installed is None or (ctx.cc is None and not ctx.driver_cuda and not unknown_ok):
@@ -243,7 +245,7 @@ def _ptx_from_toolkit(ctx: Context) -> list[str]:
             continue
         need = knowledge.release_driver_floor(str(cuda), ctx.platform == "windows")
         if need is None:
-            return []
+            continue
         other = (
             f"or put a toolkit no newer than CUDA {ctx.driver_cuda} first on PATH"
             if maker.startswith("toolkit")
@@ -530,11 +532,15 @@ def _nvlink_older(ctx: Context) -> list[str]:
     if m is None:
         return []
     made, tool = f"{m.group(1)}.{m.group(2)}", f"{m.group(3)}.{m.group(4)}"
-    root = knowledge.toolkit_root(made)
+    if ctx.platform == "windows":
+        root = knowledge.toolkit_root(made, windows=True)
+        first = f"add {root}\\bin before CUDA {tool}'s in PATH and open a new terminal"
+    else:
+        root = knowledge.toolkit_root(made)
+        first = f"export PATH={root}/bin:$PATH (XLA: XLA_FLAGS=--xla_gpu_cuda_data_dir={root})"
     return [
-        f"Link with CUDA {made}'s tools: the code was compiled by CUDA {made} and the nvlink found is CUDA {tool}'s "
-        f"(NVIDIA's nvcc wheels hold ptxas, not nvlink); install the CUDA {made} toolkit and put it first: export "
-        f"PATH={root}/bin:$PATH (XLA: XLA_FLAGS=--xla_gpu_cuda_data_dir={root}), or take the CUDA {tool} toolkit off PATH"
+        f"Link with CUDA {made}'s tools: the code was compiled by CUDA {made} and the nvlink found is CUDA {tool}'s; "
+        f"install the CUDA {made} toolkit and put it first: {first}, or take the CUDA {tool} toolkit off PATH"
     ]
 
 
@@ -547,14 +553,15 @@ def _vs_integration(ctx: Context) -> list[str]:
     generates for: installed CUDA before Visual Studio, or Build Tools the installer did not see."""
     if not NO_CUDA_TOOLSET.search(ctx.root):
         return []
-    cuda = ctx.system_cuda or ctx.cuda
+    cuda = ctx.system_cuda  # a toolkit installed (the build's own CUDA may not be)
     where = (
         knowledge.toolkit_root(cuda, windows=True) if cuda else "%CUDA_PATH%"
     )  # the installer sets CUDA_PATH
     named = f"CUDA {versions.fmt(versions.major_minor(cuda) or ())}" if cuda else "the CUDA toolkit"
     return [
         f"Give Visual Studio {named}'s build customizations: copy every file of {where}\\extras\\visual_studio_integration"
-        "\\MSBuildExtensions into <Visual Studio or Build Tools>\\MSBuild\\Microsoft\\VC\\v170\\BuildCustomizations "
+        "\\MSBuildExtensions into <Visual Studio or Build Tools>\\MSBuild\\Microsoft\\VC\\v170\\BuildCustomizations (v160 for "
+        "Visual Studio 2019) "
         f"(or rerun {named}'s installer after Visual Studio with its Visual Studio Integration component), then build "
         "again in a new terminal"
     ]

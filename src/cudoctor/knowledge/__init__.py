@@ -243,10 +243,14 @@ def toolkit_cc_range(cuda: str) -> tuple[versions.Version, versions.Version] | N
 def library_without_forward_compat(cuda: str, cc: versions.Version) -> dict[str, Any] | None:
     """A CUDA library of this toolkit that fails on this GPU although the GPU's major is one the toolkit builds
     (cuFFT before CUDA 11.8 on compute capability 8.9): toolkit_archs.toml [[no_forward_compat]]."""
-    v = versions.major_minor(cuda)
+    v, rng = versions.major_minor(cuda) if "." in cuda else None, toolkit_cc_range(cuda)
+    if (
+        v is None or rng is None or rng[1][0] != cc[0]
+    ):  # a toolkit that builds the GPU's major, its minor stated
+        return None
     for row in table("toolkit_archs").get("no_forward_compat", []):
         below = versions.major_minor(row["cuda_below"])
-        if v and below and v < below and versions.cc_tuple(row["cc"]) == cc:
+        if below and v < below and versions.cc_tuple(row["cc"]) == cc:
             return dict(row)
     return None
 
@@ -263,8 +267,12 @@ def host_gcc_max(cuda: str) -> tuple[int, dict[str, Any]] | None:
 
 
 def host_gcc_toolkit(gcc_major: int) -> str | None:
-    """The first CUDA release whose nvcc accepts this GCC major, or None."""
-    rows = [r for r in table("toolkit_archs").get("host_gcc", []) if int(r["gcc_max"]) >= gcc_major]
+    """The first CUDA release whose nvcc accepts this GCC major, or None: also where older releases than the
+    table's first (11.7, the first with an nvcc wheel to read) may accept it too."""
+    table_rows = table("toolkit_archs").get("host_gcc", [])
+    if not table_rows or gcc_major <= int(table_rows[0]["gcc_max"]):
+        return None
+    rows = [r for r in table_rows if int(r["gcc_max"]) >= gcc_major]
     return str(rows[0]["cuda_min"]) if rows else None
 
 
