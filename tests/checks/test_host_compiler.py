@@ -36,7 +36,7 @@ def test_a_gcc_newer_than_the_nvcc_takes(facts: dict[str, str], fires: bool) -> 
     r = run_check("host-compiler-too-new", stated(facts))
     assert finding_ids(r) == (["host-compiler-too-new"] if fires else [])
     if fires:
-        assert r.findings[0].severity is Severity.ERROR and "CC=gcc-" in r.findings[0].fix[0]
+        assert "CC=gcc-" in r.findings[0].fix[0]
 
 
 def test_the_fix_names_the_gcc_and_the_toolkit_that_take_it() -> None:
@@ -97,3 +97,12 @@ def test_no_newer_toolkit_is_named_below_the_tables_first_row() -> None:
     assert finding_ids(r) == ["host-compiler-too-new"] and not any(
         "toolkit, whose nvcc" in s for s in r.findings[0].fix
     )
+
+
+def test_an_error_where_a_build_is_in_evidence_a_warning_where_only_wheels_run() -> None:
+    wheels = {"system_cuda": "12.1", "other": "gcc 13.2.0; running inference with pip wheels"}
+    assert run_check("host-compiler-too-new", stated(wheels)).findings[0].severity is Severity.WARNING
+    building = {"system_cuda": "12.1", "other": "gcc 13.2.0; pip install flash-attn builds the extension"}
+    assert run_check("host-compiler-too-new", stated(building)).findings[0].severity is Severity.ERROR
+    refused = {"other": "gcc 13.2.0; gcc versions later than 12 are not supported!"}
+    assert run_check("host-compiler-too-new", stated(refused)).findings[0].severity is Severity.ERROR

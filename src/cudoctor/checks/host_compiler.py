@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from cudoctor import knowledge, versions
-from cudoctor.checks import check, finding
+from cudoctor.checks import check, finding, view
 from cudoctor.model import Finding, Severity, Snapshot
 
 LAYER = "CUDA toolkits & libraries"
@@ -64,11 +64,14 @@ def host_compiler_too_new(snap: Snapshot) -> list[Finding]:
             f"Or build with a CUDA {newer} or newer toolkit, whose nvcc accepts GCC {have[0]} (and a framework build "
             "of the same CUDA major)"
         )
+    # an error where a build is in evidence (nvcc's refusal quoted, an extension or a source build said), else a
+    # warning: wheels alone compile nothing
+    building = bool(gcc.get("nvcc_gcc_max")) or view.built_here(snap)
     return [
         finding(
             "host-compiler-too-new",
             "toolchain-not-found",
-            Severity.ERROR,
+            Severity.ERROR if building else Severity.WARNING,
             f"{named} is newer than {whose.split(' (')[0]} accepts (GCC {most} at most): CUDA code (a PyTorch "
             "extension, a package built from source) cannot be compiled with it",
             LAYER,

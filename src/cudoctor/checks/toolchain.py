@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
 from cudoctor import knowledge, versions
@@ -288,14 +287,6 @@ def torch_extension_toolkit(snap: Snapshot) -> list[Finding]:
     ]
 
 
-# the facts say CUDA code is compiled here: an extension's setup.py, nvcc itself, a module built from source
-BUILT_HERE = re.compile(
-    r"setup\.py|\bbuil(?:t|d|ding)\b|\bcompil|\bnvcc\b|\bextension|\._(?:C|ext)\b|from source|\bcmake\b|CUDA_HOME"
-    r"|TORCH_CUDA_ARCH_LIST|Unsupported gpu architecture",
-    re.I,
-)
-
-
 @check("toolkit-older-than-gpu", "toolchain-not-found", LAYER, requires=("cuda.toolkits", "gpu.devices"))
 def toolkit_older_than_gpu(snap: Snapshot) -> list[Finding]:
     """The CUDA toolkit that builds CUDA code here (CUDA_HOME, nvcc on PATH, /usr/local/cuda, the stated one) is
@@ -308,11 +299,6 @@ def toolkit_older_than_gpu(snap: Snapshot) -> list[Finding]:
     if tk is None or rng is None or not newest:
         return []
     gpu, cc = newest[0], newest[0]["cc_t"]
-    said = (
-        " ".join(str(snap.value(f"stated.{k}") or "") for k in ("other", "container"))
-        + " "
-        + " ".join(str(info.get("stated") or "") for _, info in view.frameworks(snap))
-    )
     span = knowledge.cuda_span_for_cc(versions.cc_str(cc))
     torch = dict(view.cuda_frameworks(snap)).get("torch") or {}
     torch_rng = knowledge.toolkit_cc_range(str(torch.get("cuda") or ""))
@@ -334,7 +320,7 @@ def toolkit_older_than_gpu(snap: Snapshot) -> list[Finding]:
         finding(
             "toolkit-older-than-gpu",
             "toolchain-not-found",
-            Severity.WARNING if BUILT_HERE.search(said) else Severity.INFO,
+            Severity.WARNING if view.built_here(snap) else Severity.INFO,
             f"CUDA {tk.get('version')} ({how}) builds for compute capability up to {versions.cc_str(rng[1])}, older than "
             f"{gpu.get('name', 'the GPU')} ({versions.cc_str(cc)}): CUDA code compiled with it here (a torch extension, "
             f"a from-source build) fails with 'Unsupported gpu architecture' or has no kernels for this GPU",

@@ -140,3 +140,18 @@ def pythonpath_entry(info: dict[str, Any], snap: Snapshot) -> str | None:
     location = os.path.realpath(str(info.get("location") or "")) if info.get("location") else ""
     entries = [e for e in str((snap.value("env") or {}).get("PYTHONPATH") or "").split(os.pathsep) if e]
     return next((e for e in entries if location.startswith(os.path.realpath(e).rstrip("/") + "/")), None)
+
+
+# the facts say CUDA code is compiled here: an extension's setup.py, nvcc itself, a module built from source
+BUILT_HERE = re.compile(
+    r"setup\.py|\bbuil(?:t|d|ding)\b|\bcompil|\bnvcc\b|\bextension|\._(?:C|ext)\b|from source|\bcmake\b|CUDA_HOME"
+    r"|TORCH_CUDA_ARCH_LIST|Unsupported gpu architecture",
+    re.I,
+)
+
+
+def built_here(snap: Snapshot) -> bool:
+    """Whether what is stated of the machine says CUDA code is compiled on it (not only wheels run)."""
+    said = " ".join(str(snap.value(f"stated.{k}") or "") for k in ("other", "container"))
+    said += " " + " ".join(str(info.get("stated") or "") for _, info in frameworks(snap))
+    return BUILT_HERE.search(said) is not None
