@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Read, from NVIDIA's nvcc wheels on the package index, the newest GCC each CUDA release's nvcc accepts as its host
-compiler, and compare it with knowledge/toolkit_archs.toml's [[host_gcc]] rows.
+compiler, and compare it with knowledge/toolkit_archs.toml's [[host_gcc]] rows (knowledge.host_gcc_max).
 
     python tools/read_nvcc_gcc.py [--releases 12.4.131,12.8.93]
 
@@ -17,13 +17,11 @@ import os
 import re
 import sys
 
-import tomllib
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import read_tf_archs as wheelzip
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TABLE = os.path.join(ROOT, "src", "cudoctor", "knowledge", "toolkit_archs.toml")
+from cudoctor import knowledge
+
 # CUDA 13 moved the headers out of the nvcc wheel into nvidia-cuda-crt
 PACKAGES = ("nvidia-cuda-nvcc-cu11", "nvidia-cuda-nvcc-cu12", "nvidia-cuda-crt")
 WHEEL = re.compile(
@@ -66,8 +64,6 @@ def main(argv: list[str] | None = None) -> int:
         "--releases", help="comma-separated nvcc wheel versions (default: the newest of each minor)"
     )
     args = ap.parse_args(argv)
-    with open(TABLE, "rb") as fh:
-        rows = tomllib.load(fh).get("host_gcc", [])
     found = wheels()
     if args.releases:
         wanted = args.releases.split(",")
@@ -76,32 +72,13 @@ def main(argv: list[str] | None = None) -> int:
         for v in sorted(found, key=lambda v: [int(x) for x in v.split(".")]):
             newest[".".join(v.split(".")[:2])] = v
         wanted = list(newest.values())
-    differ = 0
-    for version in wanted:
-        if version not in found:
-            print(f"{version}: no wheel on the index")
-            continue
-        try:
-            gcc = gcc_max(header_member(found[version]))
-        except (OSError, RuntimeError, ValueError) as exc:
-            print(f"{version}: {exc}")
-            continue
-        mm = ".".join(version.split(".")[:2])
-        key = [int(x) for x in mm.split(".")]
-        row = next(
-            (
-                r
-                for r in rows
-                if [int(x) for x in r["cuda_min"].split(".")]
-                <= key
-                <= [int(x) for x in r["cuda_max"].split(".")]
-            ),
-            None,
-        )
-        known = row["gcc_max"] if row else None
-        mark = "" if known is None or known == gcc else "  DIFFERS from the table"
-        differ += bool(mark)
-        print(f"CUDA {mm} (nvcc {version}): gcc <= {gcc}  (table: {known}){mark}")
+    differ = wheelzip.compare(
+        wanted,
+        found,
+        lambda url: gcc_max(header_member(url)),
+        lambda version: (knowledge.host_gcc_max(version) or (None,))[0],
+        lambda version, gcc: f"CUDA {'.'.join(version.split('.')[:2])} (nvcc {version}): gcc <= {gcc}",
+    )
     return 1 if differ else 0
 
 

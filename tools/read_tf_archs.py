@@ -21,6 +21,8 @@ import struct
 import sys
 import urllib.request
 import zlib
+from collections.abc import Callable
+from typing import Any
 
 import tomllib
 
@@ -87,6 +89,33 @@ def read_member(url: str, name: str = MEMBER) -> str:
     raise RuntimeError(f"{name} not in the wheel")
 
 
+def compare(
+    wanted: list[str],
+    found: dict[str, str],
+    read: Callable[[str], Any],
+    known: Callable[[str], Any],
+    show: Callable[[str, Any], str],
+    missing: str = "no wheel on the index",
+) -> int:
+    """For each release wanted: what its wheel says (`read` of its URL) printed by `show`, beside what the table
+    holds (`known`); returns how many differ from the table."""
+    differ = 0
+    for version in wanted:
+        if version not in found:
+            print(f"{version}: {missing}")
+            continue
+        try:
+            got = read(found[version])
+        except (OSError, RuntimeError, ValueError) as exc:
+            print(f"{version}: {exc}")
+            continue
+        table = known(version)
+        mark = "" if table is None or table == got else "  DIFFERS from the table"
+        differ += bool(mark)
+        print(f"{show(version, got)}  (table: {table}){mark}")
+    return differ
+
+
 def archs_of(build_info: str) -> list[str] | None:
     """The list build_info.py records: a tuple in an OrderedDict from 2.4 on, a dict entry in 2.3."""
     m = re.search(r"'cuda_compute_capabilities'(?:,|:) (\[[^\]]*\])", build_info)
@@ -110,20 +139,14 @@ def main(argv: list[str] | None = None) -> int:
             (v for v in found if re.fullmatch(r"2\.(\d+)\.0", v) and int(v.split(".")[1]) >= 4),
             key=lambda v: int(v.split(".")[1]),
         )
-    differ = 0
-    for version in wanted:
-        if version not in found:
-            print(f"{version}: no {args.platform} x86_64 wheel on the index")
-            continue
-        try:
-            archs = archs_of(read_member(found[version]))
-        except (OSError, RuntimeError, ValueError) as exc:
-            print(f"{version}: {exc}")
-            continue
-        known = table.get(version)
-        mark = "" if known is None or known == archs else "  DIFFERS from the table"
-        differ += bool(mark)
-        print(f"{version}: {archs}  (table: {known}){mark}")
+    differ = compare(
+        wanted,
+        found,
+        lambda url: archs_of(read_member(url)),
+        table.get,
+        lambda version, archs: f"{version}: {archs}",
+        f"no {args.platform} x86_64 wheel on the index",
+    )
     return 1 if differ else 0
 
 
