@@ -80,17 +80,25 @@ def _said_build_lacks(snap: Snapshot, gpu: dict[str, Any], cc: versions.Version)
     )
 
 
+def _said_cuda(snap: Snapshot) -> tuple[str, tuple[versions.Version, versions.Version]] | None:
+    """A build's CUDA stated without its framework, and the range of GPUs that CUDA compiles for; None where the
+    build's architectures are stated (they decide) or the CUDA is unknown."""
+    if isinstance(snap.value("build.archs_said"), dict):
+        return None
+    cuda = str(snap.value("build.cuda_said") or "")
+    rng = knowledge.toolkit_cc_range(cuda)
+    return (cuda, rng) if rng is not None else None
+
+
 def _said_cuda_predates(snap: Snapshot, gpu: dict[str, Any], cc: versions.Version) -> Finding | None:
     """A build's CUDA stated without its framework ('framework_cuda: 12.6') that compiles no code of this GPU's
     major (CUDA 12.6 stops at 9.0, an RTX 5090 is 12.0): its own code can be at most PTX of an older
     architecture, JIT-compiled, and its CUDA libraries have no kernels for the GPU. Architectures stated for the
     build decide instead (_said_build_lacks)."""
-    if isinstance(snap.value("build.archs_said"), dict):
+    said = _said_cuda(snap)
+    if said is None or cc[0] <= said[1][1][0]:
         return None
-    cuda = snap.value("build.cuda_said")
-    rng = knowledge.toolkit_cc_range(str(cuda or ""))
-    if rng is None or cc[0] <= rng[1][0]:
-        return None
+    cuda, rng = said
     span = knowledge.cuda_span_for_cc(versions.cc_str(cc))
     return finding(
         "arch-newer-than-build-cuda",
@@ -115,12 +123,10 @@ def _said_cuda_predates(snap: Snapshot, gpu: dict[str, Any], cc: versions.Versio
 def _said_cuda_dropped(snap: Snapshot, gpu: dict[str, Any], cc: versions.Version) -> Finding | None:
     """A build's CUDA stated without its framework that no longer compiles for this GPU (CUDA 13 starts at 7.5: a
     GTX 1070 under a 'cuda13.1' build): neither its code nor its CUDA libraries hold anything this GPU runs."""
-    if isinstance(snap.value("build.archs_said"), dict):
+    said = _said_cuda(snap)
+    if said is None or cc >= said[1][0]:
         return None
-    cuda = snap.value("build.cuda_said")
-    rng = knowledge.toolkit_cc_range(str(cuda or ""))
-    if rng is None or cc >= rng[0]:
-        return None
+    cuda, rng = said
     span = knowledge.cuda_span_for_cc(versions.cc_str(cc))
     last = f" (CUDA {span[1]} is the last that compiles it)" if span else ""
     return finding(
