@@ -45,7 +45,8 @@ def _get(url: str, start: int | None = None, end: int | None = None, tail: int |
     elif start is not None:
         headers["Range"] = f"bytes={start}-{end}"
     with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=60) as resp:
-        return resp.read()
+        data: bytes = resp.read()
+        return data
 
 
 def wheels(package: str, platform: str = "linux") -> dict[str, str]:
