@@ -599,14 +599,14 @@ def _conda_installed(snap: Snapshot) -> None:
             snap.add(known(key, {**info, "installer": "conda"}, fact.source))
 
 
-# the host compiler a person states ('gcc (Ubuntu 13.2.0-23ubuntu4) 13.2.0', 'GCC: gcc (Debian 12.2.0-14) 12.2.0',
-# 'gcc 14.2.1') and nvcc's refusal quoted ('gcc versions later than 12 are not supported')
-# 'gcc (GCC) 13.2.1', 'gcc-12 (Ubuntu 12.3.0-1ubuntu1) 12.3.0', collect_env's 'GCC version: (Ubuntu 13.2.0-23ubuntu4) 13.2.0'
+# the host compiler a person states ('gcc (GCC) 13.2.1', 'GCC: gcc (Debian 12.2.0-14) 12.2.0', 'gcc-12 (Ubuntu
+# 12.3.0-1ubuntu1) 12.3.0', collect_env's 'GCC version: (Ubuntu 13.2.0-23ubuntu4) 13.2.0')
 GCC_SAID = re.compile(
     r"\bgcc(?:-\d{1,2})?\b(?: version)?\s*:?\s*(?:\([^)]{0,60}\)\s*)?:?\s*v?(\d{1,2}\.\d+(?:\.\d+)?)\b", re.I
 )
 # the host compiler chosen over the default: 'CC=gcc-12', '-ccbin g++-11', 'CUDAHOSTCXX=g++-12', 'NVCC_CCBIN=gcc-11'
 GCC_CHOSEN_SAID = re.compile(r"(?:\bCC|CUDAHOSTCXX|NVCC_CCBIN|-ccbin)[= ]\s*\S*?[gc]\+?\+?-(\d{1,2})\b")
+# nvcc's refusal quoted ('gcc versions later than 12 are not supported')
 GCC_REFUSED_SAID = re.compile(r"gcc versions later than (\d{1,2}) are not supported", re.I)
 
 

@@ -239,18 +239,25 @@ def _ptx_from_toolkit(ctx: Context) -> list[str]:
     if not PTX_TOO_NEW.search(ctx.root) or have is None:
         return []
     # the toolkit installed here compiled it (a JIT compiler's), else the program's own build shipped it
-    for cuda, maker in ((ctx.system_cuda, "toolkit installed here"), (ctx.cuda, "build the program ships")):
+    makers = (
+        (
+            ctx.system_cuda,
+            "toolkit installed here",
+            f"or put a toolkit no newer than CUDA {ctx.driver_cuda} first on PATH",
+        ),
+        (
+            ctx.cuda,
+            "build the program ships",
+            f"or install a build of the program made with CUDA {ctx.driver_cuda} or older",
+        ),
+    )
+    for cuda, maker, other in makers:
         kit = versions.major_minor(cuda or "")
         if kit is None or kit <= have:
             continue
         need = knowledge.release_driver_floor(str(cuda), ctx.platform == "windows")
         if need is None:
             continue
-        other = (
-            f"or put a toolkit no newer than CUDA {ctx.driver_cuda} first on PATH"
-            if maker.startswith("toolkit")
-            else f"or install a build of the program made with CUDA {ctx.driver_cuda} or older"
-        )
         return [
             f"Upgrade the NVIDIA driver to {need} or newer (CUDA {kit[0]}.{kit[1]}'s own minimum; PTX JIT gets no "
             f"minor-version compatibility): the CUDA {cuda} {maker} compiled the PTX, and the driver's CUDA "
@@ -554,9 +561,8 @@ def _vs_integration(ctx: Context) -> list[str]:
     if not NO_CUDA_TOOLSET.search(ctx.root):
         return []
     cuda = ctx.system_cuda  # a toolkit installed (the build's own CUDA may not be)
-    where = (
-        knowledge.toolkit_root(cuda, windows=True) if cuda else "%CUDA_PATH%"
-    )  # the installer sets CUDA_PATH
+    # its folder, else where CUDA's installer points CUDA_PATH
+    where = knowledge.toolkit_root(cuda, windows=True) if cuda else "%CUDA_PATH%"
     named = f"CUDA {versions.fmt(versions.major_minor(cuda) or ())}" if cuda else "the CUDA toolkit"
     return [
         f"Give Visual Studio {named}'s build customizations: copy every file of {where}\\extras\\visual_studio_integration"
